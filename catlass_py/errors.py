@@ -1,0 +1,71 @@
+"""Error hierarchy of catlass_py.
+
+CATLASS reports misuse at compile time (``static_assert``) or hangs/corrupts on the device; catlass_py
+turns each of those into an exception derived from :class:`CatlassError` (DESIGN.md section 6).
+"""
+
+from __future__ import annotations
+
+
+class CatlassError(Exception):
+    """Base class of every error raised by catlass_py."""
+
+
+class ConfigError(CatlassError):
+    """An assembly-time rule is broken (the CATLASS ``static_assert`` counterpart).
+
+    The message names the rule and the numbers that break it.
+    """
+
+
+class ArgumentError(CatlassError, ValueError):
+    """Bad user input: names the argument, what was expected and what was received."""
+
+
+class CapacityError(CatlassError):
+    """A view or transfer does not fit in a local buffer (L1, L0A/B/C, UB, BT, FB)."""
+
+
+class AlignmentError(CatlassError):
+    """A local-buffer byte offset or length breaks the hardware alignment rule (32 bytes)."""
+
+
+class OutOfBoundsError(CatlassError, IndexError):
+    """A global-memory access falls outside its tensor, or writes a read-only tensor."""
+
+
+class DeadlockError(CatlassError):
+    """Every unfinished simulated core waits on a flag that nobody will set.
+
+    ``blocked`` lists one entry per waiting core: (core name, flag id, counter values).
+    """
+
+    def __init__(self, message: str, blocked: tuple = ()):
+        super().__init__(message)
+        self.blocked = tuple(blocked)
+
+
+class FlagOverflowError(CatlassError):
+    """A cross-core flag counter would exceed its hardware limit of pending sets (15)."""
+
+
+class RaceError(CatlassError):
+    """Two cores touch overlapping global-memory bytes without a happens-before order."""
+
+
+class KernelError(CatlassError):
+    """A non-catlass exception escaped a simulated core; ``__cause__`` holds the original."""
+
+
+__all__ = [
+    "CatlassError",
+    "ConfigError",
+    "ArgumentError",
+    "CapacityError",
+    "AlignmentError",
+    "OutOfBoundsError",
+    "DeadlockError",
+    "FlagOverflowError",
+    "RaceError",
+    "KernelError",
+]

@@ -1,0 +1,1 @@
+"""catlass_py.kernel"""
