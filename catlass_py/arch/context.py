@@ -1,0 +1,203 @@
+"""The per-core view a kernel program receives: indices, buffers and synchronisation.
+
+Counterpart of the Ascend C kernel-side globals (``GetBlockIdx()``, ``GetSubBlockIdx()``, ``g_coreType``)
+and instructions (``SetFlag``/``WaitFlag``/``PipeBarrier``, ``CrossCoreSetFlag``/``CrossCoreWaitFlag``,
+CATLASS ``Arch::CrossCoreBarrier``). A kernel's ``aic(ctx, params)`` / ``aiv(ctx, params)`` gets one.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+from catlass_py.arch.events import (
+    CoreId,
+    CrossCoreSetEvent,
+    CrossCoreWaitEvent,
+    InstructionEvent,
+    MarkerEvent,
+    ObserverBus,
+    PipeBarrierEvent,
+    SetFlagEvent,
+    WaitFlagEvent,
+)
+from catlass_py.arch.flags import flag_id_of
+from catlass_py.arch.memory import Resource
+from catlass_py.arch.pipes import CoreType, HardEvent, Pipe
+from catlass_py.errors import ArgumentError, DeadlockError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from catlass_py.arch.launch import _Launch
+
+EVENT_ID_COUNT = 8  # EVENT_ID0..EVENT_ID7
+
+
+class CoreContext:
+    """What one simulated core sees while it runs.
+
+    =====================  ===========================================================================
+    ``block_idx``          Ascend C ``GetBlockIdx()``: AIC ``[0, block_num)``, AIV ``ai_core*2 + sub``
+    ``block_num``          ``GetBlockNum()``: AI cores in the launch (same on AIC and AIV)
+    ``sub_block_idx/num``  ``GetSubBlockIdx()`` (0/1 on AIV, 0 on AIC) / ``GetSubBlockNum()`` (2 / 1)
+    ``resource``           the core's on-chip buffers (CATLASS ``Arch::Resource``)
+    =====================  ===========================================================================
+    """
+
+    def __init__(self, arch, core: CoreId, block_num: int, bus: ObserverBus, launch: "_Launch | None" = None,
+                 *, poison: int = 0xFF, check_intra_core_flags: bool = True):
+        self.arch = arch
+        self.core = core
+        self.block_num = block_num
+        self.bus = bus
+        self._launch = launch
+        self._check_flags = check_intra_core_flags
+        self._events: dict[tuple[HardEvent, int], deque] = {}
+        self.resource = Resource(arch, self, poison=poison)
+
+    # -- identity --------------------------------------------------------------------------------
+    @property
+    def core_type(self) -> CoreType:
+        return self.core.type
+
+    @property
+    def is_aic(self) -> bool:
+        return self.core.type is CoreType.AIC
+
+    @property
+    def is_aiv(self) -> bool:
+        return self.core.type is CoreType.AIV
+
+    @property
+    def block_idx(self) -> int:
+        return self.core.block_idx
+
+    @property
+    def ai_core_idx(self) -> int:
+        """Index of the AI core this core belongs to (``GetBlockIdx() / GetSubBlockNum()`` on AIV)."""
+        return self.core.ai_core
+
+    @property
+    def sub_block_idx(self) -> int:
+        return self.core.sub
+
+    @property
+    def sub_block_num(self) -> int:
+        return self.arch.aiv_per_aic if self.is_aiv else 1
+
+    @property
+    def short(self) -> str:
+        return self.core.short
+
+    def __str__(self) -> str:
+        return self.core.name
+
+    def __repr__(self) -> str:
+        return f"CoreContext({self.core.short}, block_num={self.block_num})"
+
+    # -- events ----------------------------------------------------------------------------------
+    def emit(self, pipe: Pipe, op: str, *, nbytes: int = 0, flops: int = 0, gm_reads=(), gm_writes=(), info=None) -> None:
+        """Publish one instruction event (callers test ``ctx.bus.active`` first to skip building args)."""
+        bus = self.bus
+        if bus.active:
+            bus.publish(InstructionEvent(bus.next_seq(), self.core, pipe, op, nbytes, flops, tuple(gm_reads), tuple(gm_writes), info))
+
+    def mark(self, kind: str, **data) -> None:
+        """Annotate the run (e.g. ``ctx.mark('block', index=7)``); observers such as the workload report
+        collect these. Free when nobody listens."""
+        bus = self.bus
+        if bus.active:
+            bus.publish(MarkerEvent(bus.next_seq(), self.core, kind, data))
+
+    # -- intra-core pipe synchronisation ---------------------------------------------------------
+    def set_flag(self, event: HardEvent, event_id: int = 0) -> None:
+        """``AscendC::SetFlag<event>(event_id)``: pipe ``event.src`` signals pipe ``event.dst``."""
+        self._check_event(event, event_id)
+        seq = self.bus.next_seq()
+        self._events.setdefault((event, event_id), deque()).append(seq)
+        if self.bus.active:
+            self.bus.publish(SetFlagEvent(seq, self.core, event, event_id))
+
+    def wait_flag(self, event: HardEvent, event_id: int = 0) -> None:
+        """``AscendC::WaitFlag<event>(event_id)``: pipe ``event.dst`` waits for the matching set."""
+        self._check_event(event, event_id)
+        q = self._events.get((event, event_id))
+        if q:
+            source = q.popleft()
+        elif self._check_flags:
+            raise DeadlockError(
+                f"{self}: WaitFlag<{event.name}>({event_id}) has no earlier SetFlag<{event.name}>({event_id}); "
+                f"pipe {event.dst} would wait forever",
+                blocked=((self.core.name, f"{event.name}/{event_id}", 0),),
+            )
+        else:
+            source = 0
+        if self.bus.active:
+            self.bus.publish(WaitFlagEvent(self.bus.next_seq(), self.core, event, event_id, source))
+
+    def pipe_barrier(self, pipe: Pipe = Pipe.ALL) -> None:
+        """``AscendC::PipeBarrier<pipe>()``: later instructions of ``pipe`` wait for earlier ones."""
+        if not isinstance(pipe, Pipe):
+            raise ArgumentError(f"pipe: expected a Pipe, got {pipe!r}")
+        if self.bus.active:
+            self.bus.publish(PipeBarrierEvent(self.bus.next_seq(), self.core, pipe))
+
+    def pending_intra_core_flags(self) -> list[tuple[HardEvent, int, int]]:
+        """(event, id, count) of sets no wait consumed yet."""
+        return [(e, i, len(q)) for (e, i), q in self._events.items() if q]
+
+    def _check_event(self, event, event_id) -> None:
+        if not isinstance(event, HardEvent):
+            raise ArgumentError(f"event: expected a HardEvent, got {event!r}")
+        if not 0 <= event_id < EVENT_ID_COUNT:
+            raise ArgumentError(f"event id: expected 0..{EVENT_ID_COUNT - 1}, got {event_id}")
+
+    # -- cross-core synchronisation --------------------------------------------------------------
+    def cross_core_set_flag(self, flag, mode: int = 2, pipe: Pipe = Pipe.S) -> None:
+        """``CrossCoreSetFlag<mode, pipe>(flag)`` (see :mod:`catlass_py.arch.flags` for the modes)."""
+        launch = self._require_launch("cross_core_set_flag")
+        fid = flag_id_of(flag)
+        if not isinstance(pipe, Pipe):
+            raise ArgumentError(f"pipe: expected a Pipe, got {pipe!r}")
+        seq = self.bus.next_seq()
+        if self.bus.active:
+            self.bus.publish(CrossCoreSetEvent(seq, self.core, fid, mode, pipe))
+        launch.flag_set(self, fid, mode, seq)
+
+    def cross_core_wait_flag(self, flag) -> None:
+        """``CrossCoreWaitFlag(flag)``: block while this core's counter of ``flag`` is 0, then decrement it."""
+        launch = self._require_launch("cross_core_wait_flag")
+        fid = flag_id_of(flag)
+        sources, blocked = launch.flag_wait(self, fid)
+        if self.bus.active:
+            self.bus.publish(CrossCoreWaitEvent(self.bus.next_seq(), self.core, fid, sources, blocked))
+
+    def cross_core_barrier(self, mode: int = 0, pipe: Pipe = Pipe.ALL) -> None:
+        """CATLASS ``Arch::CrossCoreBarrier<mode, pipe>()``: set then wait the reserved barrier id
+        (mode 0 on AIV: 8, mode 0 on AIC: 9, mode 1 on AIV: 10)."""
+        arch = self.arch
+        if mode == 0:
+            fid = arch.aic_inter_block_barrier_id if self.is_aic else arch.aiv_inter_block_barrier_id
+        elif mode == 1 and self.is_aiv:
+            fid = arch.aiv_inter_subblock_barrier_id
+        else:
+            raise ArgumentError(f"cross_core_barrier: mode {mode} is not a barrier mode on {self.core_type}")
+        self.cross_core_set_flag(fid, mode, pipe)
+        self.cross_core_wait_flag(fid)
+
+    def _require_launch(self, what: str) -> "_Launch":
+        if self._launch is None:
+            raise ArgumentError(f"{what}: this core context is not part of a launch (standalone_core)")
+        return self._launch
+
+
+def standalone_core(arch=None, core_type: CoreType | str = CoreType.AIC, *, observers=(), poison: int = 0xFF) -> CoreContext:
+    """A core outside any launch, for trying tile operations one at a time (tests, notebooks).
+
+    It has the buffers of ``core_type`` and intra-core flags; cross-core flags need :func:`launch`.
+    """
+    from catlass_py.arch.spec import ATLAS_A2, get_arch
+
+    arch = ATLAS_A2 if arch is None else get_arch(arch)
+    ctype = CoreType(str(core_type).upper()) if not isinstance(core_type, CoreType) else core_type
+    core = CoreId(ctype, 0, 0, arch.aiv_per_aic)
+    return CoreContext(arch, core, 1, ObserverBus(observers), None, poison=poison)

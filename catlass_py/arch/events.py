@@ -1,0 +1,240 @@
+"""The observer bus: typed events published by the simulated machine.
+
+Every data-moving or computing instruction and every synchronisation operation is published as one small
+frozen event. Analyses (trace export, cost model, race detector, workload report) subscribe as
+:class:`Observer` objects; no tile or kernel code knows about them. When no observer is subscribed the
+machine builds no events at all, so an unobserved run pays nothing.
+
+There is no CATLASS counterpart: this is the simulator's equivalent of the msprof instruction trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from catlass_py.arch.pipes import CoreType, HardEvent, Pipe
+
+
+@dataclass(frozen=True, slots=True)
+class CoreId:
+    """Identity of one simulated core.
+
+    ``ai_core`` is the AI-core (block) index; ``sub`` the vector sub-block (0/1) or 0 for the AIC;
+    ``block_idx`` is what Ascend C ``GetBlockIdx()`` returns on that core (AIV: ``ai_core*2 + sub``).
+    """
+
+    type: "CoreType"
+    ai_core: int
+    sub: int = 0
+    aiv_per_aic: int = 2
+
+    @property
+    def block_idx(self) -> int:
+        return self.ai_core if self.type.value == "AIC" else self.ai_core * self.aiv_per_aic + self.sub
+
+    @property
+    def name(self) -> str:
+        return f"AIC {self.ai_core}" if self.type.value == "AIC" else f"AIV {self.block_idx} (AI core {self.ai_core}, sub-block {self.sub})"
+
+    @property
+    def short(self) -> str:
+        return f"AIC{self.ai_core}" if self.type.value == "AIC" else f"AIV{self.ai_core}.{self.sub}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class GmAccess:
+    """Bytes of one global-memory buffer touched by an instruction.
+
+    The touched set is ``count`` intervals ``[start + i*stride, start + i*stride + length)`` (byte offsets
+    in ``buffer``), which describes a row-major tile exactly and a contiguous range with ``count == 1``.
+    """
+
+    buffer: str
+    buffer_id: int
+    start: int
+    length: int
+    stride: int = 0
+    count: int = 1
+
+    @property
+    def end(self) -> int:
+        """One past the last byte touched."""
+        return self.start + (self.count - 1) * self.stride + self.length if self.count else self.start
+
+    def intervals(self) -> np.ndarray:
+        """(count, 2) int64 array of [begin, end) byte intervals."""
+        begins = self.start + np.arange(self.count, dtype=np.int64) * self.stride
+        return np.stack([begins, begins + self.length], axis=1)
+
+    def overlaps(self, other: "GmAccess") -> bool:
+        """True if any byte is touched by both accesses."""
+        if self.buffer_id != other.buffer_id or self.count == 0 or other.count == 0:
+            return False
+        if self.end <= other.start or other.end <= self.start:
+            return False
+        if self.count == 1 and other.count == 1:
+            return True
+        a, b = self.intervals(), other.intervals()
+        # Intervals of one access are sorted and disjoint when stride >= length; a merge test suffices.
+        idx = np.searchsorted(b[:, 0], a[:, 1], side="left")  # first interval of b starting at/after a's end
+        prev = idx - 1
+        ok = prev >= 0
+        return bool(np.any(ok & (b[np.clip(prev, 0, None), 1] > a[:, 0])))
+
+    def __str__(self) -> str:
+        if self.count == 1:
+            return f"{self.buffer}[{self.start}:{self.end}]"
+        return f"{self.buffer}[{self.start}:{self.end}] ({self.count} runs of {self.length} B, stride {self.stride} B)"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Base of all events: a launch-wide sequence number and the core that issued it."""
+
+    seq: int
+    core: CoreId
+
+
+@dataclass(frozen=True, slots=True)
+class InstructionEvent(Event):
+    """One instruction (or one tile operation issued as a short burst) on ``pipe``.
+
+    ``nbytes`` counts bytes moved, ``flops`` multiply-adds x2 (cube) or element ops (vector);
+    ``gm_reads``/``gm_writes`` the global-memory bytes touched; ``info`` small op-specific details.
+    """
+
+    pipe: "Pipe"
+    op: str
+    nbytes: int = 0
+    flops: int = 0
+    gm_reads: tuple[GmAccess, ...] = ()
+    gm_writes: tuple[GmAccess, ...] = ()
+    info: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class SetFlagEvent(Event):
+    """Intra-core ``SetFlag<event>(event_id)``."""
+
+    event: "HardEvent"
+    event_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class WaitFlagEvent(Event):
+    """Intra-core ``WaitFlag<event>(event_id)``; ``source_seq`` is the set it consumed."""
+
+    event: "HardEvent"
+    event_id: int
+    source_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class PipeBarrierEvent(Event):
+    """Intra-core ``PipeBarrier<pipe>()``."""
+
+    pipe: "Pipe"
+
+
+@dataclass(frozen=True, slots=True)
+class CrossCoreSetEvent(Event):
+    """``CrossCoreSetFlag<mode, pipe>(flag_id)``."""
+
+    flag_id: int
+    mode: int
+    pipe: "Pipe"
+
+
+@dataclass(frozen=True, slots=True)
+class CrossCoreWaitEvent(Event):
+    """A completed ``CrossCoreWaitFlag(flag_id)``.
+
+    ``sources`` are the sequence numbers of the set events whose counter increment this wait consumed
+    (one set, or one per participating core for the 'all must set' modes): the happens-before edges.
+    ``blocked`` tells whether the core had to wait.
+    """
+
+    flag_id: int
+    sources: tuple[int, ...]
+    blocked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CoreStartEvent(Event):
+    """A core program starts."""
+
+
+@dataclass(frozen=True, slots=True)
+class CoreEndEvent(Event):
+    """A core program returned."""
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerEvent(Event):
+    """An annotation from kernel code (``ctx.mark``), e.g. which output block a core computes."""
+
+    kind: str
+    data: dict = field(default_factory=dict)
+
+
+class Observer:
+    """Base class of bus subscribers. Override any of the three hooks."""
+
+    def on_launch_start(self, launch_info: "LaunchInfo") -> None:
+        """Called once before any core runs."""
+
+    def on_event(self, event: Event) -> None:
+        """Called for every event, in simulation order."""
+
+    def on_launch_end(self, launch_info: "LaunchInfo", error: BaseException | None) -> None:
+        """Called once after the launch ended (``error`` is the exception that ends it, if any)."""
+
+
+@dataclass(frozen=True)
+class LaunchInfo:
+    """What observers learn about a launch: arch, block_dim, the cores taking part and the params."""
+
+    arch: Any
+    block_dim: int
+    cores: tuple[CoreId, ...]
+    kernel: Any
+    params: Any
+
+
+class ObserverBus:
+    """Fan-out of events to observers. ``active`` is False when nobody listens (builders then skip work)."""
+
+    __slots__ = ("_observers", "active", "_seq")
+
+    def __init__(self, observers: Iterable[Observer] = ()):
+        self._observers = tuple(observers)
+        self.active = bool(self._observers)
+        self._seq = 0
+
+    @property
+    def observers(self) -> tuple[Observer, ...]:
+        return self._observers
+
+    def next_seq(self) -> int:
+        """Allocate the next sequence number (also used by flags when the bus is inactive)."""
+        self._seq += 1
+        return self._seq
+
+    def publish(self, event: Event) -> None:
+        for obs in self._observers:
+            obs.on_event(event)
+
+    def launch_start(self, info: LaunchInfo) -> None:
+        for obs in self._observers:
+            obs.on_launch_start(info)
+
+    def launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
+        for obs in self._observers:
+            obs.on_launch_end(info, error)

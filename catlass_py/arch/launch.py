@@ -1,0 +1,295 @@
+"""Launching a kernel on the simulated AI cores: one program per core, run one at a time.
+
+Counterpart of the ``<<<blockDim>>>`` launch of a mix kernel (CATLASS ``KernelAdapter``): ``block_dim``
+AI cores, each one AIC running ``kernel.aic(ctx, params)`` and two AIVs running ``kernel.aiv(ctx, params)``.
+
+Scheduling protocol (one core holds the baton at any time):
+
+===========  ==================================================  =====================================
+core state   entered when                                        leaves when
+===========  ==================================================  =====================================
+new          launch starts                                       it is picked: its thread starts
+running      it holds the baton                                  it blocks on a flag, ends or raises
+ready        a set made its awaited counter non-zero             it is picked again
+blocked      ``cross_core_wait_flag`` finds its counter at 0     a set makes the counter non-zero
+done         its program returned                                -
+===========  ==================================================  =====================================
+
+The next core is chosen only when the running one blocks or ends (or after each set with
+``preempt_on_set``): with ``seed=None`` it is the next runnable core in the fixed order
+AIC0, AIV0.0, AIV0.1, AIC1, ...; with a seed it is drawn at random among the runnable ones. When no core is
+runnable and some are not done, the launch raises :class:`DeadlockError` at once, naming every blocked
+core, its flag and the counters - it never hangs. An exception in a core ends the launch and names the core.
+
+Each core program runs on its own Python thread, but the baton (one semaphore per core) guarantees that
+exactly one runs at a time, so the simulation is deterministic and needs no locks.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from catlass_py.arch.context import CoreContext
+from catlass_py.arch.events import CoreEndEvent, CoreId, CoreStartEvent, LaunchInfo, Observer, ObserverBus
+from catlass_py.arch.flags import FlagBoard
+from catlass_py.arch.params import LaunchParams
+from catlass_py.arch.pipes import CoreType
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.errors import ArgumentError, CatlassError, DeadlockError, KernelError
+
+
+class _Abort(BaseException):
+    """Unwinds a parked core thread when the launch ends early (never escapes the thread)."""
+
+
+@dataclass
+class LaunchResult:
+    """What a finished launch reports: the cores that ran, the order in which they held the baton, the
+    observers (to read their findings) and any flag sets nobody consumed."""
+
+    arch: ArchSpec
+    block_dim: int
+    cores: tuple[CoreId, ...]
+    schedule: list[str] = field(default_factory=list)
+    observers: tuple[Observer, ...] = ()
+    unconsumed_flags: list[tuple[CoreId, int, int]] = field(default_factory=list)
+
+
+class _CoreRun:
+    __slots__ = ("ctx", "fn", "state", "sem", "thread", "waiting_on")
+
+    def __init__(self, ctx: CoreContext, fn):
+        self.ctx = ctx
+        self.fn = fn
+        self.state = "new"
+        self.sem = threading.Semaphore(0)
+        self.thread: threading.Thread | None = None
+        self.waiting_on: int | None = None
+
+
+class _Launch:
+    """Scheduler, flag board and bus of one launch (internal; see :func:`launch`)."""
+
+    def __init__(self, kernel, params, block_dim: int, arch: ArchSpec, options: LaunchParams, bus: ObserverBus):
+        self.kernel = kernel
+        self.params = params
+        self.arch = arch
+        self.options = options
+        self.bus = bus
+        aic_fn = getattr(kernel, "aic", None)
+        aiv_fn = getattr(kernel, "aiv", None)
+        runs: list[_CoreRun] = []
+        for b in range(block_dim):
+            if aic_fn is not None:
+                core = CoreId(CoreType.AIC, b, 0, arch.aiv_per_aic)
+                runs.append(_CoreRun(self._context(core, block_dim), aic_fn))
+            if aiv_fn is not None:
+                for s in range(arch.aiv_per_aic):
+                    core = CoreId(CoreType.AIV, b, s, arch.aiv_per_aic)
+                    runs.append(_CoreRun(self._context(core, block_dim), aiv_fn))
+        self.runs = runs
+        self.by_core = {r.ctx.core: r for r in runs}
+        self.flags = FlagBoard(arch, [r.ctx.core for r in runs])
+        self.rng = random.Random(options.seed) if options.seed is not None else None
+        self.current = -1
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.aborting = False
+        self.schedule: list[str] = []
+
+    def _context(self, core: CoreId, block_dim: int) -> CoreContext:
+        return CoreContext(
+            self.arch, core, block_dim, self.bus, self,
+            poison=self.options.poison, check_intra_core_flags=self.options.check_intra_core_flags,
+        )
+
+    # -- baton passing ---------------------------------------------------------------------------
+    def _pick(self) -> _CoreRun | None:
+        runnable = [i for i, r in enumerate(self.runs) if r.state in ("new", "ready")]
+        if not runnable:
+            return None
+        if self.rng is not None:
+            i = self.rng.choice(runnable)
+        else:
+            n = len(self.runs)
+            i = min(runnable, key=lambda j: (j - self.current - 1) % n)
+        self.current = i
+        return self.runs[i]
+
+    def _hand_to(self, run: _CoreRun) -> None:
+        self.schedule.append(run.ctx.core.short)
+        if run.state == "new":
+            run.state = "running"
+            run.thread = threading.Thread(target=self._body, args=(run,), name=f"catlass-{run.ctx.core.short}", daemon=True)
+            run.thread.start()
+        else:
+            run.state = "running"
+        run.sem.release()
+
+    def _body(self, run: _CoreRun) -> None:
+        run.sem.acquire()
+        if self.aborting:
+            return
+        bus = self.bus
+        try:
+            if bus.active:
+                bus.publish(CoreStartEvent(bus.next_seq(), run.ctx.core))
+            run.fn(run.ctx, self.params)
+            if bus.active:
+                bus.publish(CoreEndEvent(bus.next_seq(), run.ctx.core))
+        except _Abort:
+            return
+        except BaseException as exc:  # noqa: BLE001 - every failure ends the launch, named by core
+            self._fail(run, exc)
+            return
+        run.state = "done"
+        self._next_or_finish()
+
+    def _fail(self, run: _CoreRun, exc: BaseException) -> None:
+        run.state = "done"
+        self.error = _attribute(exc, run.ctx)
+        self.done.set()
+
+    def _next_or_finish(self) -> None:
+        nxt = self._pick()
+        if nxt is not None:
+            self._hand_to(nxt)
+            return
+        if any(r.state == "blocked" for r in self.runs):
+            self.error = self._deadlock()
+        self.done.set()
+
+    def _park(self, run: _CoreRun) -> None:
+        """Give the baton away and sleep until it comes back."""
+        nxt = self._pick()
+        if nxt is None:
+            self.error = self._deadlock()
+            self.done.set()
+        else:
+            self._hand_to(nxt)
+        run.sem.acquire()
+        if self.aborting:
+            raise _Abort()
+
+    def _deadlock(self) -> DeadlockError:
+        blocked = []
+        lines = []
+        for r in self.runs:
+            if r.state == "blocked":
+                desc = self.flags.describe(r.ctx.core, r.waiting_on)
+                blocked.append((r.ctx.core.name, r.waiting_on, desc))
+                lines.append(f"  {r.ctx.core.name} waits on flag {r.waiting_on} ({desc})")
+        done = sum(r.state == "done" for r in self.runs)
+        return DeadlockError(
+            f"deadlock: every unfinished core waits on a cross-core flag nobody will set "
+            f"({len(blocked)} blocked, {done} finished):\n" + "\n".join(lines),
+            blocked=tuple(blocked),
+        )
+
+    # -- flags (called from CoreContext on the running core's thread) ----------------------------
+    def flag_set(self, ctx: CoreContext, flag_id: int, mode: int, seq: int) -> None:
+        for core in self.flags.set(ctx.core, flag_id, mode, seq):
+            r = self.by_core[core]
+            if r.state == "blocked" and r.waiting_on == flag_id:
+                r.state = "ready"
+                r.waiting_on = None
+        if self.options.preempt_on_set:
+            run = self.by_core[ctx.core]
+            run.state = "ready"
+            self._park(run)
+
+    def flag_wait(self, ctx: CoreContext, flag_id: int) -> tuple[tuple[int, ...], bool]:
+        sources = self.flags.try_wait(ctx.core, flag_id)
+        if sources is not None:
+            return sources, False
+        run = self.by_core[ctx.core]
+        run.state = "blocked"
+        run.waiting_on = flag_id
+        self._park(run)
+        sources = self.flags.try_wait(ctx.core, flag_id)
+        assert sources is not None, "a core was woken without a count to consume"
+        return sources, True
+
+    # -- driver (main thread) --------------------------------------------------------------------
+    def run(self) -> None:
+        first = self._pick()
+        if first is None:
+            return
+        self._hand_to(first)
+        try:
+            while not self.done.wait(0.05):
+                pass
+        finally:
+            self.aborting = True
+            for r in self.runs:
+                if r.thread is not None and r.thread.is_alive():
+                    r.sem.release()
+            for r in self.runs:
+                if r.thread is not None:
+                    r.thread.join(timeout=5.0)
+
+
+def _attribute(exc: BaseException, ctx: CoreContext) -> BaseException:
+    """Return an exception that names the core in which ``exc`` was raised."""
+    if isinstance(exc, CatlassError):
+        if getattr(exc, "core", None) is not None:
+            return exc
+        new = copy.copy(exc)
+        new.args = (f"{ctx.core.name}: {exc.args[0] if exc.args else ''}",) + tuple(exc.args[1:])
+        new.core = ctx.core
+        new.__cause__ = exc
+        return new
+    err = KernelError(f"{ctx.core.name} raised {type(exc).__name__}: {exc}")
+    err.core = ctx.core
+    err.__cause__ = exc
+    return err
+
+
+def launch(
+    kernel,
+    params: Any,
+    block_dim: int,
+    *,
+    arch: ArchSpec | str = ATLAS_A2,
+    seed: int | None = None,
+    observers: Iterable[Observer] = (),
+    options: LaunchParams | None = None,
+) -> LaunchResult:
+    """Run ``kernel`` on ``block_dim`` simulated AI cores (the ``<<<blockDim>>>`` launch of a mix kernel).
+
+    ``kernel.aic(ctx, params)`` runs on every cube core and ``kernel.aiv(ctx, params)`` on every vector
+    core; a kernel without one of the two methods (or with it set to None) launches only the other type.
+    ``seed`` overrides ``options.seed``. Raises :class:`DeadlockError`, or the error a core raised
+    (annotated with that core), after every observer has been told that the launch ended.
+    """
+    arch = get_arch(arch)
+    options = options or LaunchParams()
+    if seed is not None:
+        options = LaunchParams(**{**options.__dict__, "seed": seed})
+    if isinstance(block_dim, bool) or not isinstance(block_dim, int) or not 1 <= block_dim <= arch.core_num:
+        raise ArgumentError(f"block_dim: expected an int in 1..{arch.core_num} ({arch.name} AI cores), got {block_dim!r}")
+    if getattr(kernel, "aic", None) is None and getattr(kernel, "aiv", None) is None:
+        raise ArgumentError(f"kernel: {kernel!r} defines neither aic(ctx, params) nor aiv(ctx, params)")
+    observers = tuple(observers)
+    bus = ObserverBus(observers)
+    state = _Launch(kernel, params, block_dim, arch, options, bus)
+    info = LaunchInfo(arch, block_dim, tuple(r.ctx.core for r in state.runs), kernel, params)
+    bus.launch_start(info)
+    try:
+        state.run()
+    finally:
+        bus.launch_end(info, state.error)
+    if state.error is not None:
+        raise state.error
+    return LaunchResult(
+        arch=arch,
+        block_dim=block_dim,
+        cores=info.cores,
+        schedule=state.schedule,
+        observers=observers,
+        unconsumed_flags=state.flags.leftover(),
+    )

@@ -1,0 +1,342 @@
+"""Global and local memories of the simulated machine.
+
+* :class:`GlobalBuffer` / :class:`GlobalTensor`: device global memory (Ascend C ``GlobalTensor<T>``). A
+  tensor is (buffer, byte offset, dtype); ``gm[i]`` shifts by ``i`` elements like the C++ operator and
+  every access is bounds-checked against the buffer.
+* :class:`LocalArena` / :class:`LocalTensor`: one on-chip buffer of one core (CATLASS
+  ``Arch::LocalTensorBuffer``: L1, L0A, L0B, L0C, UB, BT, FB) and typed views carved from it by byte offset
+  (``GetBufferByByte<T>``), checked for capacity and 32-byte alignment. Arenas start poisoned so that
+  reading bytes nobody wrote shows up (0xFF is NaN in every float format and -1 in every int format).
+* :class:`Resource`: the set of arenas of one core (CATLASS ``Arch::Resource<ArchTag>``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from catlass_py.errors import AlignmentError, ArgumentError, CapacityError, ConfigError, OutOfBoundsError
+from catlass_py.numerics.dtypes import DType, get_dtype
+
+if TYPE_CHECKING:  # pragma: no cover
+    from catlass_py.arch.context import CoreContext
+    from catlass_py.arch.events import GmAccess
+
+_buffer_ids = itertools.count(1)
+
+
+def _byte_count(dtype: DType, count: int) -> int:
+    return dtype.nbytes(count)
+
+
+def _typed(raw: np.ndarray, dtype: DType, count: int) -> np.ndarray:
+    """View ``count`` elements of ``dtype`` at the start of the byte array ``raw``."""
+    if dtype.packed:
+        # Two 4-bit elements per byte: callers get the packed bytes and (un)pack them themselves.
+        return raw[: _byte_count(dtype, count)]
+    return raw[: count * dtype.numpy.itemsize].view(dtype.numpy)
+
+
+class GlobalBuffer:
+    """One allocation of device global memory (an ``aclrtMalloc`` block) holding raw bytes.
+
+    Built from a host array without copying (:meth:`from_array`) or allocated (:meth:`empty`).
+    A read-only buffer refuses writes with :class:`OutOfBoundsError`.
+    """
+
+    __slots__ = ("name", "raw", "read_only", "id", "_host")
+
+    def __init__(self, name: str, raw: np.ndarray, read_only: bool = False, host: np.ndarray | None = None):
+        if raw.dtype != np.uint8 or raw.ndim != 1:
+            raise ArgumentError(f"GlobalBuffer {name!r}: raw storage must be a 1-D uint8 array")
+        self.name = name
+        self.raw = raw
+        self.read_only = read_only
+        self.id = next(_buffer_ids)
+        self._host = host
+
+    @classmethod
+    def from_array(cls, array: np.ndarray, name: str, *, read_only: bool = False) -> "GlobalBuffer":
+        """Wrap a host array's bytes. A read-only buffer never writes the array; a writable one writes it
+        in place (pass a copy if the caller's array must stay untouched)."""
+        arr = np.ascontiguousarray(array)
+        raw = arr.reshape(-1).view(np.uint8)
+        if read_only:
+            raw = raw.view()
+            raw.flags.writeable = False
+        return cls(name, raw, read_only, host=arr)
+
+    @classmethod
+    def empty(cls, nbytes: int, name: str, *, fill: int | None = 0xFF) -> "GlobalBuffer":
+        """Allocate ``nbytes`` of device memory, filled with ``fill`` (None leaves numpy's empty memory)."""
+        if nbytes < 0:
+            raise ArgumentError(f"GlobalBuffer {name!r}: nbytes must be >= 0, got {nbytes}")
+        raw = np.empty(nbytes, np.uint8) if fill is None else np.full(nbytes, fill, np.uint8)
+        return cls(name, raw)
+
+    @property
+    def nbytes(self) -> int:
+        return self.raw.size
+
+    def tensor(self, dtype) -> "GlobalTensor":
+        """A :class:`GlobalTensor` of ``dtype`` at the start of this buffer (``SetGlobalBuffer``)."""
+        return GlobalTensor(self, 0, get_dtype(dtype))
+
+    def __repr__(self) -> str:
+        ro = ", read-only" if self.read_only else ""
+        return f"GlobalBuffer({self.name!r}, {self.nbytes} B{ro})"
+
+
+class GlobalTensor:
+    """Typed pointer into a :class:`GlobalBuffer` (Ascend C ``GlobalTensor<T>``).
+
+    ``gm[i]`` returns the tensor shifted by ``i`` elements; :meth:`view` returns the numpy elements from
+    the pointer to the end of the buffer (bounds-checked when a count is given).
+    """
+
+    __slots__ = ("buffer", "byte_offset", "dtype")
+
+    def __init__(self, buffer: GlobalBuffer, byte_offset: int, dtype: DType):
+        self.buffer = buffer
+        self.byte_offset = byte_offset
+        self.dtype = dtype
+
+    @property
+    def name(self) -> str:
+        return self.buffer.name
+
+    @property
+    def size(self) -> int:
+        """Elements from this pointer to the end of the buffer."""
+        return (self.buffer.nbytes - self.byte_offset) * 8 // self.dtype.bits
+
+    @property
+    def element_offset(self) -> int:
+        """Offset of this pointer from the buffer start, in elements."""
+        return self.byte_offset * 8 // self.dtype.bits
+
+    def __getitem__(self, offset: int) -> "GlobalTensor":
+        offset = int(offset)
+        bits = offset * self.dtype.bits
+        if bits % 8:
+            raise AlignmentError(f"GM tensor {self.name!r}: offset {offset} splits a byte of 4-bit {self.dtype}")
+        byte_offset = self.byte_offset + bits // 8
+        if byte_offset < 0 or byte_offset > self.buffer.nbytes:
+            raise OutOfBoundsError(
+                f"GM tensor {self.name!r}: offset {offset} moves the pointer to byte {byte_offset}, outside "
+                f"[0, {self.buffer.nbytes}]"
+            )
+        return GlobalTensor(self.buffer, byte_offset, self.dtype)
+
+    def reinterpret(self, dtype) -> "GlobalTensor":
+        """Same bytes seen as another dtype (``ReinterpretCast``)."""
+        return GlobalTensor(self.buffer, self.byte_offset, get_dtype(dtype))
+
+    def check(self, extent: int, *, write: bool = False, what: str = "access") -> None:
+        """Raise unless elements ``[0, extent)`` from this pointer lie inside the buffer (and it is writable)."""
+        if write and self.buffer.read_only:
+            raise OutOfBoundsError(f"GM tensor {self.name!r} is read-only; {what} would write it")
+        if extent < 0 or self.byte_offset + _byte_count(self.dtype, extent) > self.buffer.nbytes:
+            first = self.element_offset
+            raise OutOfBoundsError(
+                f"GM tensor {self.name!r}: {what} touches elements [{first}, {first + extent}) but the buffer "
+                f"holds {self.buffer.nbytes * 8 // self.dtype.bits} {self.dtype} elements"
+            )
+
+    def view(self, count: int | None = None, *, write: bool = False) -> np.ndarray:
+        """numpy view of ``count`` elements (default: to the end of the buffer) starting at this pointer."""
+        if count is None:
+            count = self.size
+            if write and self.buffer.read_only:
+                self.check(0, write=True)
+        else:
+            self.check(count, write=write)
+        return _typed(self.buffer.raw[self.byte_offset:], self.dtype, count)
+
+    def access(self, start: int, length: int, stride: int = 0, count: int = 1) -> "GmAccess":
+        """Describe touched elements ``count`` runs of ``length`` elements every ``stride`` elements from
+        ``start`` (relative to this pointer) as a byte-level :class:`GmAccess` event record."""
+        from catlass_py.arch.events import GmAccess
+
+        bits = self.dtype.bits
+        return GmAccess(
+            self.buffer.name,
+            self.buffer.id,
+            self.byte_offset + start * bits // 8,
+            (length * bits + 7) // 8,
+            stride * bits // 8,
+            count,
+        )
+
+    def __repr__(self) -> str:
+        return f"GlobalTensor({self.name!r}, {self.dtype}, element offset {self.element_offset})"
+
+
+class LocalArena:
+    """One on-chip buffer of one core (CATLASS ``LocalTensorBuffer``): ``size`` bytes, poisoned at launch.
+
+    The bytes are allocated on first use so that cores which never touch a buffer cost nothing.
+    """
+
+    __slots__ = ("name", "size", "ctx", "alignment", "_poison", "_raw")
+
+    def __init__(self, name: str, size: int, ctx: "CoreContext | None" = None, *, alignment: int = 32, poison: int = 0xFF):
+        self.name = name
+        self.size = size
+        self.ctx = ctx
+        self.alignment = alignment
+        self._poison = poison
+        self._raw: np.ndarray | None = None
+
+    @property
+    def raw(self) -> np.ndarray:
+        if self._raw is None:
+            self._raw = np.full(self.size, self._poison, np.uint8)
+        return self._raw
+
+    def get_buffer_by_byte(self, dtype, byte_offset: int = 0, count: int | None = None) -> "LocalTensor":
+        """Typed view at ``byte_offset`` (CATLASS ``GetBufferByByte<T>(offset)``), by default to the end of
+        the buffer. Raises :class:`AlignmentError` / :class:`CapacityError`."""
+        dtype = get_dtype(dtype)
+        byte_offset = int(byte_offset)
+        if byte_offset % self.alignment:
+            raise AlignmentError(
+                f"{self._where()}: byte offset {byte_offset} is not a multiple of {self.alignment}"
+            )
+        if byte_offset < 0 or byte_offset > self.size:
+            raise CapacityError(f"{self._where()}: byte offset {byte_offset} is outside the {self.size}-byte buffer")
+        avail = (self.size - byte_offset) * 8 // dtype.bits
+        if count is None:
+            count = avail
+        elif count < 0 or count > avail:
+            raise CapacityError(
+                f"{self._where()}: {count} {dtype} elements ({_byte_count(dtype, count)} B) at byte {byte_offset} "
+                f"exceed the {self.size}-byte buffer by {_byte_count(dtype, count) + byte_offset - self.size} B"
+            )
+        return LocalTensor(self, byte_offset, dtype, count)
+
+    # Short alias used throughout the tile layer.
+    tensor = get_buffer_by_byte
+
+    def _where(self) -> str:
+        return f"{self.name} of {self.ctx.short}" if self.ctx is not None else self.name
+
+    def __repr__(self) -> str:
+        return f"LocalArena({self._where()}, {self.size} B)"
+
+
+class _AbsentArena:
+    """Stands in for a buffer the core type does not have (UB on the AIC, L1 on an AIV)."""
+
+    __slots__ = ("name", "ctx")
+
+    def __init__(self, name: str, ctx):
+        self.name = name
+        self.ctx = ctx
+
+    def _fail(self, *args, **kwargs):
+        owner = "vector cores (AIV)" if self.name == "UB" else "the cube core (AIC)"
+        raise ConfigError(f"{self.ctx}: has no {self.name}; {self.name} belongs to {owner}")
+
+    get_buffer_by_byte = tensor = _fail
+
+    @property
+    def size(self) -> int:
+        return 0
+
+    @property
+    def raw(self):
+        self._fail()
+
+
+class LocalTensor:
+    """Typed view of a :class:`LocalArena` (Ascend C ``LocalTensor<T>``): ``count`` elements from a byte offset.
+
+    ``t[i]`` shifts by ``i`` elements (the C++ ``operator[]``); :meth:`view` gives the numpy elements.
+    """
+
+    __slots__ = ("arena", "byte_offset", "dtype", "count")
+
+    def __init__(self, arena: LocalArena, byte_offset: int, dtype: DType, count: int):
+        self.arena = arena
+        self.byte_offset = byte_offset
+        self.dtype = dtype
+        self.count = count
+
+    @property
+    def ctx(self) -> "CoreContext | None":
+        """The core that owns this buffer (tile operations publish their events through it)."""
+        return self.arena.ctx
+
+    @property
+    def position(self) -> str:
+        """Buffer name (Ascend C ``TPosition``): 'L1', 'L0A', 'L0B', 'L0C', 'UB', 'BT' or 'FB'."""
+        return self.arena.name
+
+    @property
+    def nbytes(self) -> int:
+        return _byte_count(self.dtype, self.count)
+
+    def __getitem__(self, offset: int) -> "LocalTensor":
+        offset = int(offset)
+        if offset < 0 or offset > self.count:
+            raise CapacityError(
+                f"{self.arena._where()}: element offset {offset} is outside a {self.count}-element {self.dtype} view"
+            )
+        bits = offset * self.dtype.bits
+        if bits % 8:
+            raise AlignmentError(f"{self.arena._where()}: offset {offset} splits a byte of 4-bit {self.dtype}")
+        return LocalTensor(self.arena, self.byte_offset + bits // 8, self.dtype, self.count - offset)
+
+    def reinterpret(self, dtype) -> "LocalTensor":
+        """Same bytes as another dtype (``ReinterpretCast``)."""
+        dtype = get_dtype(dtype)
+        return LocalTensor(self.arena, self.byte_offset, dtype, self.nbytes * 8 // dtype.bits)
+
+    def view(self, count: int | None = None) -> np.ndarray:
+        """numpy view of the first ``count`` elements (default all); writes go to the arena."""
+        if count is None:
+            count = self.count
+        elif count > self.count:
+            raise CapacityError(
+                f"{self.arena._where()}: {count} {self.dtype} elements requested from a {self.count}-element view "
+                f"at byte {self.byte_offset}"
+            )
+        return _typed(self.arena.raw[self.byte_offset:], self.dtype, count)
+
+    def __repr__(self) -> str:
+        return f"LocalTensor({self.arena._where()}, {self.dtype}, byte {self.byte_offset}, {self.count} elements)"
+
+
+class Resource:
+    """The on-chip buffers of one core (CATLASS ``Arch::Resource<ArchTag>``).
+
+    Attribute names follow CATLASS (``l1Buf`` -> ``l1_buf``). A buffer the core type lacks raises
+    :class:`ConfigError` when used.
+    """
+
+    _FIELDS = {"L1": "l1_buf", "L0A": "l0a_buf", "L0B": "l0b_buf", "BT": "bt_buf", "L0C": "l0c_buf", "UB": "ub_buf", "FB": "fb_buf"}
+    _AIC_BUFFERS = ("L1", "L0A", "L0B", "BT", "L0C", "FB")
+    _AIV_BUFFERS = ("UB",)
+
+    __slots__ = ("ctx", "l1_buf", "l0a_buf", "l0b_buf", "bt_buf", "l0c_buf", "ub_buf", "fb_buf")
+
+    def __init__(self, arch, ctx: "CoreContext", *, poison: int = 0xFF):
+        self.ctx = ctx
+        present = self._AIC_BUFFERS if ctx.core.type.value == "AIC" else self._AIV_BUFFERS
+        for name, size in arch.buffer_sizes().items():
+            arena = (
+                LocalArena(name, size, ctx, alignment=arch.local_alignment, poison=poison)
+                if name in present
+                else _AbsentArena(name, ctx)
+            )
+            setattr(self, self._FIELDS[name], arena)
+
+    def arenas(self) -> dict[str, LocalArena]:
+        """Buffers present on this core, by name."""
+        return {n: getattr(self, f) for n, f in self._FIELDS.items() if isinstance(getattr(self, f), LocalArena)}
+
+    def __repr__(self) -> str:
+        return f"Resource({self.ctx.short}: {', '.join(self.arenas())})"

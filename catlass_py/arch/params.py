@@ -1,0 +1,35 @@
+"""All switches of a simulated launch in one frozen object (in the spirit of Pallas ``InterpretParams``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LaunchParams:
+    """Options of :func:`catlass_py.arch.launch`. Every field has a safe default."""
+
+    seed: int | None = None
+    """Interleaving seed. ``None``: the next core to run is the next runnable one after the current core
+    in the fixed order AIC0, AIV0.0, AIV0.1, AIC1, ... . An int: it is drawn at random (reproducibly)
+    among the runnable cores. Either way the same seed gives the same interleaving, trace and output."""
+
+    preempt_on_set: bool = False
+    """Also switch cores right after every cross-core flag set (not only when a core blocks or ends).
+    Explores far more interleavings under a seed; used by adversarial scheduling."""
+
+    poison: int = 0xFF
+    """Byte value local buffers hold at launch. 0xFF reads as NaN in every float format and -1 in every
+    signed int format, so data nobody wrote is conspicuous."""
+
+    check_intra_core_flags: bool = True
+    """Raise :class:`DeadlockError` when ``wait_flag`` finds no matching ``set_flag`` (the pipe would wait
+    forever on hardware). Intra-core flags move no data, so this is the only functional check they get."""
+
+    def __post_init__(self):
+        from catlass_py.errors import ArgumentError
+
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise ArgumentError(f"seed: expected None or an int, got {self.seed!r}")
+        if not 0 <= self.poison <= 255:
+            raise ArgumentError(f"poison: expected a byte value 0..255, got {self.poison}")
