@@ -63,7 +63,10 @@ INT8 = _d("int8", 8, "int", np.int8, ("int8_t", "s8"))
 UINT8 = _d("uint8", 8, "uint", np.uint8, ("uint8_t", "u8"))
 INT16 = _d("int16", 16, "int", np.int16, ("int16_t", "s16"))
 INT32 = _d("int32", 32, "int", np.int32, ("int32_t", "s32"))
+INT64 = _d("int64", 64, "int", np.int64, ("int64_t", "s64"))
 UINT64 = _d("uint64", 64, "uint", np.uint64, ("uint64_t", "u64"))
+UINT16 = _d("uint16", 16, "uint", np.uint16, ("uint16_t", "u16"))
+UINT32 = _d("uint32", 32, "uint", np.uint32, ("uint32_t", "u32"))
 FLOAT16 = _d("float16", 16, "float", np.float16, ("fp16", "half", "f16"))
 BFLOAT16 = _d("bfloat16", 16, "float", ml_dtypes.bfloat16, ("bf16", "bfloat16_t"))
 FLOAT32 = _d("float32", 32, "float", np.float32, ("fp32", "float", "f32"))
@@ -75,7 +78,7 @@ FLOAT4_E1M2 = _d("float4_e1m2", 4, "float", np.uint8, ("fp4_e1m2", "e1m2"), code
 HIFLOAT8 = _d("hifloat8", 8, "float", np.uint8, ("hif8", "hifloat8_t"), codes=True)
 
 ALL_DTYPES: tuple[DType, ...] = (
-    INT4, INT8, UINT8, INT16, INT32, UINT64, FLOAT16, BFLOAT16, FLOAT32,
+    INT4, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, FLOAT16, BFLOAT16, FLOAT32,
     FLOAT8_E4M3FN, FLOAT8_E5M2, FLOAT8_E8M0, FLOAT4_E2M1, FLOAT4_E1M2, HIFLOAT8,
 )
 
