@@ -1,0 +1,528 @@
+"""Host data generated exactly like the CATLASS example programs.
+
+CATLASS's examples fill their host buffers with glibc ``rand()`` (``examples/common/golden/fill_data.hpp``)
+and, for grouped GEMMs, build the group list with ``GenerateGroupList``. This module reproduces those
+streams bit for bit so that a simulated run can be compared with a real device run of the same example.
+
+Contents:
+
+- :class:`GlibcRand` - glibc ``rand()`` / ``srand()`` (the default TYPE_3 additive feedback generator), with
+  a vectorised :meth:`GlibcRand.rand_array` and a jump-ahead :meth:`GlibcRand.skip`.
+- :func:`fill_random` - ``golden::FillRandomData`` (both the generic template and the ``int8_t`` specialisation).
+- :func:`host_cast` - ``static_cast<Element>(value)`` for the CANN host element types (``op::bfloat16``,
+  ``op::fp16_t``, ``float``, integers).
+- :func:`generate_group_list` - ``golden::GenerateGroupList``.
+- :func:`example10_inputs` - the inputs of example 10 (grouped matmul slice-M with per-token dequant).
+
+Conversions (checked against CANN's ``hicann/opbase`` sources, ``include/op_common/op_host/util/bfloat16.h``
+and ``src/nnopbase/common/utils/fp16_t.cpp``):
+
+- ``op::bfloat16`` has no ``double`` constructor of its own: its catch-all constructor converts the value to
+  ``float`` first and then rounds the ``float`` to bfloat16 to nearest even. A ``double`` therefore rounds
+  *twice* (double -> float RNE, float -> bf16 RNE). This differs from a single direct rounding only when
+  the double lies within half a float ulp above/below a bf16 tie; :func:`host_cast` follows CANN.
+- ``op::fp16_t`` converts a ``double`` directly, round to nearest even (one rounding), and a ``float`` or
+  an integer likewise.
+- ``float`` from ``double``: RNE (IEEE). Integers from floating values: truncation toward zero (C++).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Iterator
+
+import ml_dtypes
+import numpy as np
+
+from catlass_py.errors import ArgumentError
+from catlass_py.numerics.dtypes import get_dtype
+
+__all__ = [
+    "RAND_MAX",
+    "GlibcRand",
+    "fill_random",
+    "host_cast",
+    "generate_group_list",
+    "Example10Inputs",
+    "example10_inputs",
+]
+
+#: glibc ``RAND_MAX`` (2^31 - 1); ``rand()`` returns values in ``[0, RAND_MAX]``.
+RAND_MAX = 2147483647
+
+_DEG = 31  # TYPE_3 state length (glibc rand_deg)
+_SEP = 3  # TYPE_3 tap distance (glibc rand_sep)
+_MASK32 = 0xFFFFFFFF
+_DISCARD = 10 * _DEG  # outputs thrown away by srand()
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+# Chunk used by the bulk generators: bounds the temporary memory to a few tens of MB whatever n is.
+_CHUNK = 1 << 23
+# Below this many values a single lane is used (no jump-ahead matrices needed).
+_SINGLE_LANE_MAX = 1024
+# Tile of the lane-major transpose (lanes x rows).
+_TILE_LANES, _TILE_ROWS = 64, 1024
+
+
+# --------------------------------------------------------------------------------------------------
+# Jump-ahead matrices: the generator is linear over Z/2^32 on its window of the last 31 raw values.
+# --------------------------------------------------------------------------------------------------
+
+
+def _mulmod32(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Matrix product modulo 2^32 of uint64 arrays holding values below 2^32.
+
+    numpy's integer matmul wraps modulo 2^64, and 2^32 divides 2^64, so masking afterwards is exact.
+    """
+    return np.matmul(x, y) & np.uint64(_MASK32)
+
+
+def _step_matrix() -> np.ndarray:
+    """M with window_{p+1} = M @ window_p (mod 2^32); window_p = (r[p-31], ..., r[p-1])."""
+    m = np.zeros((_DEG, _DEG), dtype=np.uint64)
+    for i in range(_DEG - 1):
+        m[i, i + 1] = 1  # shift the window by one
+    m[_DEG - 1, 0] = 1  # r[p] = r[p-31] ...
+    m[_DEG - 1, _DEG - _SEP] += 1  # ... + r[p-3]
+    return m
+
+
+_POW2_CACHE: list[np.ndarray] = [_step_matrix()]  # _POW2_CACHE[i] = M^(2^i) mod 2^32
+
+
+def _m_pow2(i: int) -> np.ndarray:
+    """M^(2^i) modulo 2^32 (cached)."""
+    while len(_POW2_CACHE) <= i:
+        last = _POW2_CACHE[-1]
+        _POW2_CACHE.append(_mulmod32(last, last))
+    return _POW2_CACHE[i]
+
+
+def _advance_window(window: np.ndarray, steps: int) -> np.ndarray:
+    """The window ``steps`` raw values later (uint64 vector of 31), by binary powers of M."""
+    w = window.astype(np.uint64)
+    bit = 0
+    while steps:
+        if steps & 1:
+            w = _mulmod32(_m_pow2(bit), w)
+        steps >>= 1
+        bit += 1
+    return w
+
+
+def _schrage_init(seed: int) -> list[int]:
+    """glibc ``__srandom_r`` for TYPE_3: the 31 initial state words (as uint32 bit patterns).
+
+    ``state[0]`` is the seed itself (0 replaced by 1); the others follow ``word = 16807 * word mod
+    (2^31 - 1)`` evaluated with Schrage's decomposition exactly as glibc writes it: ``word`` is an
+    ``int32_t`` copy of the unsigned seed (negative for seeds >= 2^31) and ``/``, ``%`` truncate toward
+    zero like C.
+    """
+    seed &= _MASK32
+    if seed == 0:
+        seed = 1
+    r = [seed]
+    word = seed - (1 << 32) if seed > _INT32_MAX else seed
+    for _ in range(1, _DEG):
+        hi = abs(word) // 127773 * (1 if word >= 0 else -1)  # C division truncates toward zero
+        lo = word - hi * 127773  # C remainder has the sign of the dividend
+        word = 16807 * lo - 2836 * hi
+        if word < 0:
+            word += 2147483647
+        r.append(word & _MASK32)
+    return r
+
+
+class GlibcRand:
+    """Bit-exact replica of glibc ``rand()``/``srand()`` (TYPE_3 additive feedback generator).
+
+    Counterpart of the process-global C library generator that CATLASS's example programs draw from
+    (``golden::FillRandomData``, ``golden::GenerateGroupList``). The raw sequence is
+
+    ``r[0] = seed (1 if seed == 0)``, ``r[i] = 16807 * r[i-1] mod (2^31-1)`` for ``i = 1..30`` (Schrage's
+    method; for seeds >= 2^31 glibc feeds it a negative ``int32_t`` and the values are no longer that
+    product - reproduced as glibc computes them), ``r[i] = r[i-31]`` for ``i = 31..33``,
+    ``r[i] = (r[i-31] + r[i-3]) mod 2^32`` for ``i >= 34``;
+
+    the k-th output after seeding is ``r[k + 344] >> 1`` (``srand`` discards 310 values). A new
+    generator is seeded with 1, like a C program that never calls ``srand``.
+
+    Only the last 31 raw values are kept. :meth:`rand_array` splits a request into lanes whose start
+    windows are obtained by jump-ahead (powers of the 31x31 step matrix modulo 2^32) and then advances all
+    lanes together, three raw values per numpy operation; memory stays bounded by internal chunking.
+    """
+
+    RAND_MAX = RAND_MAX
+
+    def __init__(self, seed: int = 1):
+        self._win: list[int] = []
+        self._drawn = 0
+        self.srand(seed)
+
+    # -- seeding / state --------------------------------------------------------------------------
+
+    def srand(self, seed: int) -> None:
+        """glibc ``srand(seed)``: ``seed`` is converted to ``unsigned int`` (taken modulo 2^32, as C
+        does); seed 0 behaves as seed 1."""
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+            raise ArgumentError(f"seed: expected an integer, got {seed!r}")
+        r = _schrage_init(int(seed))
+        ext = r + r[:_SEP]  # r[31..33] = r[0..2]
+        self._win = ext[_SEP:_SEP + _DEG]  # r[3..33], oldest first
+        for _ in range(_DISCARD):
+            self._step()
+        self._drawn = 0
+
+    @property
+    def drawn(self) -> int:
+        """Number of ``rand()`` outputs consumed since the last :meth:`srand`."""
+        return self._drawn
+
+    def copy(self) -> "GlibcRand":
+        """An independent generator in the same state."""
+        other = GlibcRand.__new__(GlibcRand)
+        other._win = list(self._win)
+        other._drawn = self._drawn
+        return other
+
+    def state(self) -> tuple[int, ...]:
+        """The last 31 raw (uint32) values, oldest first: the whole state of the generator."""
+        return tuple(self._win)
+
+    # -- scalar -----------------------------------------------------------------------------------
+
+    def _step(self) -> int:
+        w = self._win
+        v = (w[0] + w[_DEG - _SEP]) & _MASK32
+        del w[0]
+        w.append(v)
+        return v
+
+    def rand(self) -> int:
+        """The next glibc ``rand()`` output, in ``[0, RAND_MAX]``."""
+        self._drawn += 1
+        return self._step() >> 1
+
+    # -- bulk -------------------------------------------------------------------------------------
+
+    def _block(self, n: int) -> np.ndarray:
+        """The next ``n`` outputs (raw values already shifted right by one) as uint32; advances the state."""
+        win0 = np.array(self._win, dtype=np.uint64)
+        if n <= _SINGLE_LANE_MAX:
+            lane_len, lanes, log_l = n, 1, 0
+        else:
+            # lanes of a power-of-two length so that M^(L*2^t) = M^(2^(log2 L + t)) comes from the cache;
+            # L ~ sqrt(2n) balances the Python loop over L/3 rows against the jump-ahead matmuls.
+            log_l = min(14, max(6, round(math.log2(math.sqrt(2.0 * n)))))
+            lane_len = 1 << log_l
+            lanes = -(-n // lane_len)
+        # start window of every lane (lane c starts at raw position p0 + c*L), by doubling:
+        # lanes [f, 2f) = M^(L*f) @ lanes [0, f)
+        starts = np.empty((_DEG, lanes), dtype=np.uint64)
+        starts[:, 0] = win0
+        filled, t = 1, 0
+        while filled < lanes:
+            take = min(filled, lanes - filled)
+            starts[:, filled:filled + take] = _mulmod32(_m_pow2(log_l + t), starts[:, :take])
+            filled += take
+            t += 1
+        # y[31 + j, c] = raw value j of lane c; rows j-31 and j-3 are known when row j is computed,
+        # so three rows at a time can be produced for all lanes at once.
+        y = np.empty((_DEG + lane_len, lanes), dtype=np.uint32)
+        y[:_DEG] = starts
+        end = _DEG + lane_len
+        for j in range(_DEG, end, _SEP):
+            h = min(_SEP, end - j)
+            np.add(y[j - _DEG:j - _DEG + h], y[j - _SEP:j - _SEP + h], out=y[j:j + h])
+        # new state: the last 31 raw values
+        if n >= _DEG:
+            idx = np.arange(n - _DEG, n)
+            self._win = [int(v) for v in y[_DEG + idx % lane_len, idx // lane_len]]
+        else:
+            self._win = self._win[n:] + [int(v) for v in y[_DEG:_DEG + n, 0]]
+        # lane-major output, shifted; transposed tile by tile to stay in cache
+        out = np.empty(n, dtype=np.uint32)
+        full = n // lane_len
+        grid = out[:full * lane_len].reshape(full, lane_len)
+        for c in range(0, full, _TILE_LANES):
+            c1 = min(full, c + _TILE_LANES)
+            for r in range(0, lane_len, _TILE_ROWS):
+                r1 = min(lane_len, r + _TILE_ROWS)
+                np.right_shift(y[_DEG + r:_DEG + r1, c:c1].T, 1, out=grid[c:c1, r:r1])
+        rest = n - full * lane_len
+        if rest:
+            np.right_shift(y[_DEG:_DEG + rest, full], 1, out=out[full * lane_len:])
+        return out
+
+    def _chunks(self, n: int, chunk: int = _CHUNK) -> Iterator[np.ndarray]:
+        """Yield the next ``n`` outputs as uint32 arrays of at most ``chunk`` values each."""
+        done = 0
+        while done < n:
+            c = min(chunk, n - done)
+            out = self._block(c)
+            self._drawn += c
+            done += c
+            yield out
+
+    def rand_array(self, n: int) -> np.ndarray:
+        """The next ``n`` ``rand()`` outputs as an int64 array (same values as ``n`` calls of :meth:`rand`)."""
+        n = _check_count("n", n)
+        out = np.empty(n, dtype=np.int64)
+        pos = 0
+        for c in self._chunks(n):
+            out[pos:pos + c.size] = c
+            pos += c.size
+        return out
+
+    def skip(self, n: int) -> None:
+        """Discard the next ``n`` outputs in O(log n) 31x31 matrix products (jump-ahead)."""
+        n = _check_count("n", n)
+        w = _advance_window(np.array(self._win, dtype=np.uint64), n)
+        self._win = [int(v) for v in w]
+        self._drawn += n
+
+    def __repr__(self) -> str:
+        return f"GlibcRand(drawn={self._drawn})"
+
+
+# --------------------------------------------------------------------------------------------------
+# FillRandomData and host element conversions
+# --------------------------------------------------------------------------------------------------
+
+_FILL_DTYPES = ("int8", "uint8", "int16", "int32", "float16", "bfloat16", "float32")
+_COMPUTE_KINDS = ("int", "float", "double")
+
+
+def _check_count(name: str, n) -> int:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise ArgumentError(f"{name}: expected a non-negative integer, got {n!r}")
+    if n < 0:
+        raise ArgumentError(f"{name}: expected a non-negative integer, got {n}")
+    return int(n)
+
+
+def _fill_dtype(dtype):
+    try:
+        t = get_dtype(dtype)
+    except ArgumentError as e:
+        raise ArgumentError(f"dtype: expected one of {list(_FILL_DTYPES)}, got {dtype!r} ({e})") from None
+    if t.name not in _FILL_DTYPES:
+        raise ArgumentError(f"dtype: expected one of {list(_FILL_DTYPES)}, got {t.name}")
+    return t
+
+
+def _infer_compute(low, high) -> str:
+    """C++ template argument deduction of ``ElementRandom`` from the two bound literals."""
+
+    def kind(v):
+        if isinstance(v, (bool, np.bool_)):
+            return None
+        if isinstance(v, (numbers.Integral, np.integer)):
+            return "int"
+        if isinstance(v, np.float32):
+            return "float"
+        if isinstance(v, (float, np.float64)):
+            return "double"
+        return None
+
+    kl, kh = kind(low), kind(high)
+    if kl is None:
+        raise ArgumentError(f"low: expected an int or a float, got {low!r}")
+    if kh is None:
+        raise ArgumentError(f"high: expected an int or a float, got {high!r}")
+    if kl != kh:
+        raise ArgumentError(
+            f"low/high: C++ deduces one ElementRandom from both bounds, got {type(low).__name__} and "
+            f"{type(high).__name__}; pass compute='int'|'float'|'double' to choose"
+        )
+    return kl
+
+
+def host_cast(values, dtype, *, source=None) -> np.ndarray:
+    """``static_cast<Element>(value)`` on the host, for the element types CATLASS's examples use.
+
+    ``values``: a numpy array of float64 (C++ ``double``), float32 (``float``) or integers (``int``);
+    ``source`` may force which of the three the values are ('double', 'float', 'int').
+    ``dtype``: int8/uint8/int16/int32 (truncation toward zero), float32 (RNE), float16 (``op::fp16_t``:
+    one RNE rounding), bfloat16 (``op::bfloat16``: via ``float``, then RNE - a double rounds twice).
+    """
+    t = _fill_dtype(dtype)
+    v = np.asarray(values)
+    if source is None:
+        if v.dtype == np.float32:
+            source = "float"
+        elif v.dtype.kind == "f":
+            source = "double"
+        elif v.dtype.kind in "iu":
+            source = "int"
+        else:
+            raise ArgumentError(f"values: expected a float64, float32 or integer array, got {v.dtype}")
+    if source not in _COMPUTE_KINDS:
+        raise ArgumentError(f"source: expected one of {list(_COMPUTE_KINDS)}, got {source!r}")
+    v = v.astype({"double": np.float64, "float": np.float32, "int": np.int64}[source], copy=False)
+    if t.kind in ("int", "uint"):
+        if source != "int":
+            v = np.trunc(v)
+        return v.astype(t.numpy)
+    if t.name == "float32":
+        return v.astype(np.float32)
+    if t.name == "float16":
+        return v.astype(np.float16)  # numpy converts float64/float32/int to half directly, RNE
+    # bfloat16: CANN op::bfloat16 goes through float first
+    return v.astype(np.float32).astype(ml_dtypes.bfloat16)
+
+
+def fill_random(rng: GlibcRand, n: int, low, high, dtype, *, compute: str | None = None) -> np.ndarray:
+    """``golden::FillRandomData(data, low, high)`` of ``examples/common/golden/fill_data.hpp``.
+
+    Draws exactly ``n`` values from ``rng`` and returns a 1-D array of ``dtype`` (numpy storage of the
+    dtype registry: ``ml_dtypes.bfloat16`` for bf16). ``compute`` is C++'s ``ElementRandom``, deduced like
+    the C++ template from the bound types when omitted: Python ``int`` -> ``'int'``, ``np.float32`` ->
+    ``'float'`` (C++ ``-5.0f``), Python ``float`` -> ``'double'``.
+
+    - ``'int'`` with an integer ``dtype``: ``low + rand() % (high - low + 1)`` (CATLASS specialises only
+      ``FillRandomData<int8_t, int>``; the same formula is used for the other integer dtypes).
+    - ``'double'``/``'float'``: ``low + (T(rand()) / T(RAND_MAX)) * (high - low)`` with each operation
+      rounded in ``T`` (no fused multiply-add; a host compiler that contracts to FMA could differ in the
+      last bit when ``low != 0`` or ``high - low != 1``), then :func:`host_cast` to ``dtype``.
+    - ``'int'`` with a floating ``dtype`` is CATLASS's generic template in integer arithmetic:
+      ``rand() / RAND_MAX`` is 0 unless ``rand() == RAND_MAX``, so nearly every value equals ``low``
+      (this is what ``FillRandomData<fp16_t>(hostA, -5, 5)`` of example 01 really produces).
+
+    Raises :class:`ArgumentError` for a negative ``n``, ``high < low``, an unsupported dtype, integer
+    bounds outside the integer dtype or C ``int``, or non-finite bounds.
+    """
+    if not isinstance(rng, GlibcRand):
+        raise ArgumentError(f"rng: expected a GlibcRand, got {type(rng).__name__}")
+    n = _check_count("n", n)
+    t = _fill_dtype(dtype)
+    if compute is None:
+        compute = _infer_compute(low, high)
+    elif compute not in _COMPUTE_KINDS:
+        raise ArgumentError(f"compute: expected one of {list(_COMPUTE_KINDS)}, got {compute!r}")
+    for name, v in (("low", low), ("high", high)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.floating, np.integer)):
+            raise ArgumentError(f"{name}: expected a real number, got {v!r}")
+        if not math.isfinite(float(v)):
+            raise ArgumentError(f"{name}: expected a finite number, got {v!r}")
+    if compute == "int":
+        for name, v in (("low", low), ("high", high)):
+            if float(v) != int(v):
+                raise ArgumentError(f"{name}: compute='int' needs an integral bound, got {v!r}")
+        low, high = int(low), int(high)
+        for name, v in (("low", low), ("high", high)):
+            if not _INT32_MIN <= v <= _INT32_MAX:
+                raise ArgumentError(f"{name}: expected a C int in [{_INT32_MIN}, {_INT32_MAX}], got {v}")
+    elif compute == "float":
+        low, high = np.float32(low), np.float32(high)
+    else:
+        low, high = float(low), float(high)
+    if high < low:
+        raise ArgumentError(f"high: expected high >= low = {low}, got {high}")
+    if t.kind in ("int", "uint"):
+        info = np.iinfo(t.numpy)
+        if low < info.min or high > info.max:
+            raise ArgumentError(f"low/high: [{low}, {high}] does not fit in {t.name} [{info.min}, {info.max}]")
+    if compute == "int":
+        span = high - low + 1 if t.kind in ("int", "uint") else high - low
+        if span > _INT32_MAX:
+            raise ArgumentError(f"high: high - low = {high - low} overflows the C int arithmetic of FillRandomData")
+
+    out = np.empty(n, dtype=t.numpy)
+    pos = 0
+    for u in rng._chunks(n):
+        e = pos + u.size
+        if compute == "int" and t.kind in ("int", "uint"):
+            # u % span < 2^31 and low + (span - 1) = high, so int32 holds every intermediate value
+            v = np.remainder(u, np.uint32(high - low + 1), out=u).view(np.int32)
+            if low:
+                v += np.int32(low)
+            out[pos:e] = v
+        elif compute == "int":
+            # generic template in int arithmetic: (rand() / RAND_MAX) is integer division
+            v = np.full(u.size, low, dtype=np.int64)
+            v[u == RAND_MAX] += high - low
+            out[pos:e] = host_cast(v, t, source="int")
+        elif compute == "float":
+            q = u.astype(np.float32) / np.float32(RAND_MAX)
+            v = low + q * np.float32(high - low)
+            out[pos:e] = host_cast(v.astype(np.float32, copy=False), t, source="float")
+        else:
+            q = u.astype(np.float64) / float(RAND_MAX)
+            v = low + q * (high - low)
+            out[pos:e] = host_cast(v, t, source="double")
+        pos = e
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Group lists and example 10
+# --------------------------------------------------------------------------------------------------
+
+
+def generate_group_list(m: int, group_count: int, *, rng: GlibcRand | None = None,
+                        segmented: bool = False) -> np.ndarray:
+    """``golden::GenerateGroupList<int64_t>(m, problemCount)`` (``examples/common/golden/fill_data.hpp``).
+
+    The C++ calls ``std::srand(0)`` - reseeding the process-wide stream, which glibc treats as seed 1 -
+    then draws ``rand() % (m + 1)`` for each group and sorts ascending (its hand-written quicksort is a
+    plain ascending sort). When ``rng`` is given it is reseeded and advanced the same way, so draws after
+    this call continue exactly like the C++ global stream; otherwise a private generator is used.
+
+    ``segmented=True`` mirrors the ``CATLASS_EXPERIMENTAL_GROUPLIST_SEGMENTED`` build: the sorted prefix
+    values are turned into group sizes (``g[i] -= g[i-1]`` from the back). Returns int64 of length
+    ``group_count``; values lie in ``[0, m]``, duplicates (empty groups) allowed, the last may be < m.
+    """
+    m = _check_count("m", m)
+    group_count = _check_count("group_count", group_count)
+    if m >= _MASK32:
+        raise ArgumentError(f"m: expected m + 1 to fit a uint32, got m = {m}")
+    if rng is None:
+        rng = GlibcRand(0)
+    elif not isinstance(rng, GlibcRand):
+        raise ArgumentError(f"rng: expected a GlibcRand or None, got {type(rng).__name__}")
+    else:
+        rng.srand(0)
+    g = np.sort(rng.rand_array(group_count) % (m + 1))
+    if segmented and group_count > 1:
+        g[1:] = np.diff(g)
+    return g.astype(np.int64, copy=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Example10Inputs:
+    """Host inputs of CATLASS example 10 (``10_grouped_matmul_slice_m_per_token_dequant``)."""
+
+    a: np.ndarray  # int8 [m, k]
+    b: np.ndarray  # int8 [G, k, n]
+    scale: np.ndarray  # bfloat16 [G, n]
+    per_token_scale: np.ndarray  # bfloat16 [m]
+    group_list: np.ndarray  # int64 [G], inclusive prefix sums
+
+    def as_dict(self) -> dict:
+        return {"a": self.a, "b": self.b, "scale": self.scale,
+                "per_token_scale": self.per_token_scale, "group_list": self.group_list}
+
+
+def example10_inputs(group_count: int, m: int, n: int, k: int) -> Example10Inputs:
+    """The inputs example 10 builds for ``10_grouped_matmul_slice_m_per_token_dequant G m n k``.
+
+    One glibc stream from its default state (the program never seeds first): A (``-16..16``), B
+    (``-16..16``, G row-major k x n matrices back to back), scale and per-token scale (``0.0..1.0`` in
+    double, stored as bf16), then :func:`generate_group_list` (which reseeds with 0).
+    """
+    group_count = _check_count("group_count", group_count)
+    if group_count < 1:
+        raise ArgumentError("group_count: expected at least 1 group (the example reads groupList[G-1]), got 0")
+    m = _check_count("m", m)
+    n = _check_count("n", n)
+    k = _check_count("k", k)
+    rng = GlibcRand()
+    a = fill_random(rng, m * k, -16, 16, "int8").reshape(m, k)
+    b = fill_random(rng, group_count * k * n, -16, 16, "int8").reshape(group_count, k, n)
+    scale = fill_random(rng, group_count * n, 0.0, 1.0, "bfloat16").reshape(group_count, n)
+    per_token_scale = fill_random(rng, m, 0.0, 1.0, "bfloat16")
+    group_list = generate_group_list(m, group_count, rng=rng)
+    return Example10Inputs(a, b, scale, per_token_scale, group_list)
