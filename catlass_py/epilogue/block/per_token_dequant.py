@@ -1,0 +1,311 @@
+"""BlockEpilogue for per-token dequant (CATLASS ``epilogue/block/block_epilogue_per_token_dequant.hpp``).
+
+Per tile (default 32 x 256, on the vector cores):
+
+=====  ============================================  ======================================
+step   operation                                     dtype
+=====  ============================================  ======================================
+1      C tile, scale slice, per-token slice GM->UB    int32, ElementScale, ElementPerToken
+2      ``Cast(C, RINT)``                              int32 -> fp32
+3      scales ``Cast(., NONE)`` (skipped for fp32)    bf16/fp16 -> fp32 (exact)
+4      ``mul = C * scale[col]``                       fp32 (TileRowBroadcastMul)
+5      ``brcb = Brcb(per_token)``                     fp32 (TileBroadcastOneBlk)
+6      ``mul = mul * per_token[row]``                 fp32 (TileOneBlkColumnBroadcastMul)
+7      ``D = Cast(mul, RINT)``, UB->GM                fp32 -> bf16/fp16
+=====  ============================================  ======================================
+
+The two vector cores of an AI core take alternate tiles of every block (sub-block s: tiles s, s+2, ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from catlass_py.arch.memory import GlobalTensor, Resource
+from catlass_py.arch.pipes import HardEvent, Pipe
+from catlass_py.errors import ArgumentError, ConfigError
+from catlass_py.epilogue.dispatch_policy import EpilogueAtlasA2PerTokenDequant
+from catlass_py.gemm.coord import GemmCoord, MatrixCoord
+from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.layout import RowMajor, VectorLayout
+from catlass_py.numerics import dtypes as dt
+from catlass_py.numerics.rounding import RoundMode
+from catlass_py.tile.tile_copy import EpilogueTileCopy
+from catlass_py.tile.vector import (
+    BYTE_PER_BLK,
+    TileBroadcastOneBlk,
+    TileOneBlkColumnBroadcastMul,
+    TileRowBroadcastMul,
+    duplicate,
+    vector_cast,
+)
+
+EVENT_IDS = 8
+
+
+@dataclass(frozen=True)
+class PerTokenDequantParams:
+    """CATLASS ``BlockEpilogue<EpilogueAtlasA2PerTokenDequant>::Params``: GM pointers already offset to the
+    current group, and their layouts."""
+
+    ptr_scale: GlobalTensor | None = None
+    layout_scale: Any = None
+    ptr_per_token_scale: GlobalTensor | None = None
+    layout_per_token_scale: Any = None
+    ptr_d: GlobalTensor | None = None
+    layout_d: Any = None
+
+
+class BlockEpiloguePerTokenDequant:
+    """Assembled CATLASS ``BlockEpilogue<EpilogueAtlasA2PerTokenDequant<UB_STAGES>, CType, ScaleType,
+    PerTokenScaleType, DType, TileRowBroadcastMul, TileBroadcastOneBlk, TileOneBlkColumnBroadcastMul,
+    TileCopy, EpilogueTileSwizzle>``. Every ``static_assert`` of the C++ class is checked here; calling the
+    object with a vector core's resource builds the per-core instance (the C++ constructor).
+    """
+
+    Params = PerTokenDequantParams
+
+    def __init__(self, policy: EpilogueAtlasA2PerTokenDequant, c_type: GemmType, scale_type: GemmType,
+                 per_token_scale_type: GemmType, d_type: GemmType,
+                 tile_row_broadcast_mul: TileRowBroadcastMul, tile_broadcast_one_blk: TileBroadcastOneBlk,
+                 tile_one_blk_column_broadcast_mul: TileOneBlkColumnBroadcastMul,
+                 tile_copy: EpilogueTileCopy, epilogue_tile_swizzle: type):
+        what = "BlockEpilogue<EpilogueAtlasA2PerTokenDequant>"
+        if not isinstance(policy, EpilogueAtlasA2PerTokenDequant):
+            raise ConfigError(f"{what}: policy must be EpilogueAtlasA2PerTokenDequant, got {policy!r}")
+        self.policy = policy
+        self.arch = policy.arch
+        self.c_type, self.scale_type, self.per_token_scale_type, self.d_type = c_type, scale_type, per_token_scale_type, d_type
+        self.float_scales = scale_type.element == dt.FLOAT32 and per_token_scale_type.element == dt.FLOAT32
+        e_c, e_s, e_p, e_d = c_type.element, scale_type.element, per_token_scale_type.element, d_type.element
+        if e_c != dt.INT32 or e_d not in (dt.FLOAT16, dt.BFLOAT16):
+            raise ConfigError(f"{what}: ElementC must be int32 and ElementD half or bfloat16, got C={e_c}, D={e_d}")
+        if not self.float_scales and not (e_s == e_d and e_p == e_d):
+            raise ConfigError(
+                f"{what}: scale and per-token scale must both have ElementD's type ({e_d}) or both be float32, "
+                f"got scale={e_s}, per-token={e_p}"
+            )
+        layouts = (c_type.layout, scale_type.layout, per_token_scale_type.layout, d_type.layout)
+        if layouts != (RowMajor, VectorLayout, VectorLayout, RowMajor):
+            raise ConfigError(
+                f"{what}: layouts must be C RowMajor, scales VectorLayout, D RowMajor; got "
+                + ", ".join(lay.__name__ for lay in layouts)
+            )
+        ts = tile_row_broadcast_mul.tile_shape
+        if ts.row != tile_broadcast_one_blk.compute_length or tile_one_blk_column_broadcast_mul.tile_shape != ts:
+            raise ConfigError(
+                f"{what}: TileShape must be consistent for all tile compute ops: row mul {tuple(ts)}, "
+                f"broadcast COMPUTE_LENGTH {tile_broadcast_one_blk.compute_length}, column mul "
+                f"{tuple(tile_one_blk_column_broadcast_mul.tile_shape)}"
+            )
+        for name, member in (("copy_gm_to_ub_c", tile_copy.copy_gm_to_ub_c), ("copy_gm_to_ub_x", tile_copy.copy_gm_to_ub_x),
+                             ("copy_gm_to_ub_y", tile_copy.copy_gm_to_ub_y), ("copy_ub_to_gm_d", tile_copy.copy_ub_to_gm_d)):
+            if member is None:
+                raise ConfigError(f"{what}: the tile copy bundle lacks {name}")
+        if epilogue_tile_swizzle is None or not hasattr(epilogue_tile_swizzle, "get_tile_coord"):
+            raise ConfigError(f"{what}: epilogue_tile_swizzle must be a tile swizzle class, got {epilogue_tile_swizzle!r}")
+        self.tile_shape = ts
+        self.tile_row_broadcast_mul = tile_row_broadcast_mul
+        self.tile_broadcast_one_blk = tile_broadcast_one_blk
+        self.tile_one_blk_column_broadcast_mul = tile_one_blk_column_broadcast_mul
+        self.tile_copy = tile_copy
+        self.epilogue_tile_swizzle = epilogue_tile_swizzle
+        self.ub_plan = self._plan_ub(what)
+
+    @property
+    def ub_stages(self) -> int:
+        return self.policy.ub_stages
+
+    def _plan_ub(self, what: str) -> dict:
+        """Byte offsets of every UB buffer, in the C++ constructor's order, with the C++ budget check, plus
+        the checks the C++ leaves to the hardware (32-byte alignment, at most 8 ids per event pair)."""
+        ts, stages = self.tile_shape, self.ub_stages
+        sz = lambda e, n: dt.get_dtype(e).nbytes(n)  # noqa: E731
+        per_stage = [("c", sz(dt.INT32, ts.count)), ("scale", sz(self.scale_type.element, ts.column)),
+                     ("per_token", sz(self.per_token_scale_type.element, ts.row)), ("d", sz(self.d_type.element, ts.count))]
+        if self.float_scales:
+            shared = [("c_fp32", 4 * ts.count), ("mul", 4 * ts.count), ("brcb", ts.row * BYTE_PER_BLK)]
+        else:
+            shared = [("c_fp32", 4 * ts.count), ("scale_fp32", 4 * ts.column), ("mul", 4 * ts.count),
+                      ("per_token_fp32", 4 * ts.row), ("brcb", ts.row * BYTE_PER_BLK)]
+        plan: dict = {"stages": []}
+        off = 0
+        for _ in range(stages):
+            stage = {}
+            for name, size in per_stage:
+                stage[name] = off
+                off += size
+            plan["stages"].append(stage)
+        for name, size in shared:
+            plan[name] = off
+            off += size
+        plan["total"] = off
+        ub = self.arch.ub_size
+        if off > ub:
+            raise ConfigError(
+                f"{what}: TileShape {tuple(ts)} with {stages} UB stages needs {off} bytes of UB but {self.arch.name} "
+                f"has {ub} (UB_STAGES*(COUNT*sizeof(C) + COLUMN*sizeof(Scale) + ROW*sizeof(PerTokenScale) + "
+                f"COUNT*sizeof(D)) + fp32 work buffers + ROW*32 <= UB_SIZE)"
+            )
+        offsets = [(f"stage {i} {k}", v) for i, s in enumerate(plan["stages"]) for k, v in s.items()]
+        offsets += [(k, plan[k]) for k, _ in shared]
+        bad = [f"{k} at byte {v}" for k, v in offsets if v % 32]
+        if bad:
+            raise ConfigError(f"{what}: UB buffers must start on 32-byte boundaries; TileShape {tuple(ts)} puts " + ", ".join(bad))
+        if 3 * stages > EVENT_IDS:
+            raise ConfigError(
+                f"{what}: {stages} UB stages need {3 * stages} V_MTE2 event ids but the hardware has {EVENT_IDS}"
+            )
+        return plan
+
+    def __call__(self, resource: Resource, params: PerTokenDequantParams | None = None) -> "_PerTokenDequantBlock":
+        return _PerTokenDequantBlock(self, resource, params or PerTokenDequantParams())
+
+    def __repr__(self) -> str:
+        return (f"BlockEpilogue(EpilogueAtlasA2PerTokenDequant(ub_stages={self.ub_stages}), tile={tuple(self.tile_shape)}, "
+                f"D={self.d_type.element}, UB {self.ub_plan['total']} B)")
+
+
+class _PerTokenDequantBlock:
+    """One vector core's instance of :class:`BlockEpiloguePerTokenDequant` (the constructed C++ object)."""
+
+    def __init__(self, spec: BlockEpiloguePerTokenDequant, resource: Resource, params: PerTokenDequantParams):
+        self.spec = spec
+        self.params = params
+        self.ctx = ctx = resource.ctx
+        ub = resource.ub_buf
+        plan, ts = spec.ub_plan, spec.tile_shape
+        self.ub_c, self.ub_scale, self.ub_per_token, self.ub_d = [], [], [], []
+        for st in plan["stages"]:
+            self.ub_c.append(ub.get_buffer_by_byte(dt.INT32, st["c"], ts.count))
+            self.ub_scale.append(ub.get_buffer_by_byte(spec.scale_type.element, st["scale"], ts.column))
+            self.ub_per_token.append(ub.get_buffer_by_byte(spec.per_token_scale_type.element, st["per_token"], ts.row))
+            self.ub_d.append(ub.get_buffer_by_byte(spec.d_type.element, st["d"], ts.count))
+        self.ub_c_fp32 = ub.get_buffer_by_byte(dt.FLOAT32, plan["c_fp32"], ts.count)
+        self.ub_mul = ub.get_buffer_by_byte(dt.FLOAT32, plan["mul"], ts.count)
+        blk = BYTE_PER_BLK // 4
+        self.ub_brcb = ub.get_buffer_by_byte(dt.FLOAT32, plan["brcb"], ts.row * blk)
+        if spec.float_scales:
+            self.ub_per_token_mul = self.ub_c_fp32
+        else:
+            self.ub_scale_fp32 = ub.get_buffer_by_byte(dt.FLOAT32, plan["scale_fp32"], ts.column)
+            self.ub_per_token_fp32 = ub.get_buffer_by_byte(dt.FLOAT32, plan["per_token_fp32"], ts.row)
+            self.ub_per_token_mul = self.ub_mul
+        self.ub_list_id = 0
+        for i in range(spec.ub_stages):
+            for k in range(3):
+                ctx.set_flag(HardEvent.V_MTE2, 3 * i + k)
+            ctx.set_flag(HardEvent.MTE3_V, i)
+
+    # C++ destructor: drain the buffer-free events.
+    def close(self) -> None:
+        """Wait for every buffer-free event (the C++ destructor)."""
+        for i in range(self.spec.ub_stages):
+            for k in range(3):
+                self.ctx.wait_flag(HardEvent.V_MTE2, 3 * i + k)
+            self.ctx.wait_flag(HardEvent.MTE3_V, i)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        return False
+
+    def update_params(self, params: PerTokenDequantParams) -> None:
+        """CATLASS ``UpdateParams``: point at the next group's scales and output."""
+        self.params = params
+
+    def __call__(self, block_shape, block_coord, actual_block_shape, gm_block_c: GlobalTensor, layout_block_c,
+                 callback: Callable[[], None] | None = None) -> None:
+        """Dequantise one block of C (already stored by the AIC at ``gm_block_c``) into D."""
+        spec, ctx, p = self.spec, self.ctx, self.params
+        tile_shape = MatrixCoord(*spec.tile_shape)
+        block_shape, block_coord, actual = GemmCoord(*block_shape), GemmCoord(*block_coord), GemmCoord(*actual_block_shape)
+        block_offset = block_coord.mn * block_shape.mn
+        swizzle = spec.epilogue_tile_swizzle(actual.mn, tile_shape)
+        loops = swizzle.get_loops()
+        sub, nsub = ctx.sub_block_idx, ctx.sub_block_num
+        copy = spec.tile_copy
+        count = spec.tile_shape.count
+        if p.ptr_d is None:
+            raise ArgumentError("BlockEpilogue: params not set (call update_params first)")
+
+        if actual.k == 0:  # nothing multiplied: D is zero
+            for loop in range(sub, loops, nsub):
+                tc = swizzle.get_tile_coord(loop)
+                tshape = swizzle.get_actual_tile_shape(tc)
+                off = block_offset + tc * tile_shape
+                s = self.ub_list_id
+                ctx.wait_flag(HardEvent.MTE3_V, s)
+                duplicate(self.ub_d[s], 0, count)
+                ctx.set_flag(HardEvent.V_MTE3, s)
+                ctx.wait_flag(HardEvent.V_MTE3, s)
+                copy.copy_ub_to_gm_d(p.ptr_d[p.layout_d.offset(*off)], self.ub_d[s],
+                                     p.layout_d.get_tile_layout(*tshape), RowMajor(tshape.row, tshape.column, tile_shape.column))
+                ctx.set_flag(HardEvent.MTE3_V, s)
+                ctx.mark("epilogue_tile", row=off.row, col=off.column, rows=tshape.row, cols=tshape.column, zero=True)
+                self.ub_list_id = (s + 1) % spec.ub_stages
+            return
+        if callback is not None:
+            callback()
+
+        for loop in range(sub, loops, nsub):
+            tc = swizzle.get_tile_coord(loop)
+            tshape = swizzle.get_actual_tile_shape(tc)
+            in_block = tc * tile_shape
+            off = block_offset + in_block
+            s = self.ub_list_id
+            ub_layout = RowMajor(tshape.row, tshape.column, tile_shape.column)
+
+            ctx.wait_flag(HardEvent.V_MTE2, 3 * s)
+            copy.copy_gm_to_ub_c(self.ub_c[s], gm_block_c[layout_block_c.offset(*in_block)], ub_layout,
+                                 layout_block_c.get_tile_layout(*tshape))
+            ctx.set_flag(HardEvent.MTE2_V, 3 * s)
+
+            ctx.wait_flag(HardEvent.V_MTE2, 3 * s + 1)
+            copy.copy_gm_to_ub_x(self.ub_scale[s], p.ptr_scale[p.layout_scale.offset(off.column)],
+                                 VectorLayout(tshape.column), p.layout_scale.get_tile_layout(tshape.column))
+            ctx.set_flag(HardEvent.MTE2_V, 3 * s + 1)
+
+            ctx.wait_flag(HardEvent.V_MTE2, 3 * s + 2)
+            copy.copy_gm_to_ub_y(self.ub_per_token[s], p.ptr_per_token_scale[p.layout_per_token_scale.offset(off.row)],
+                                 VectorLayout(tshape.row), p.layout_per_token_scale.get_tile_layout(tshape.row))
+            ctx.set_flag(HardEvent.MTE2_V, 3 * s + 2)
+
+            ctx.wait_flag(HardEvent.MTE2_V, 3 * s)
+            vector_cast(self.ub_c_fp32, self.ub_c[s], RoundMode.RINT, count)
+            ctx.set_flag(HardEvent.V_MTE2, 3 * s)
+
+            if spec.float_scales:
+                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 1)
+                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 2)
+                spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, self.ub_scale[s])
+                spec.tile_broadcast_one_blk(self.ub_brcb, self.ub_per_token[s])
+                ctx.set_flag(HardEvent.V_MTE2, 3 * s + 1)
+                ctx.set_flag(HardEvent.V_MTE2, 3 * s + 2)
+            else:
+                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 1)
+                vector_cast(self.ub_scale_fp32, self.ub_scale[s], RoundMode.NONE, tile_shape.column)
+                ctx.set_flag(HardEvent.V_MTE2, 3 * s + 1)
+                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 2)
+                vector_cast(self.ub_per_token_fp32, self.ub_per_token[s], RoundMode.NONE, tile_shape.row)
+                ctx.set_flag(HardEvent.V_MTE2, 3 * s + 2)
+                ctx.pipe_barrier(Pipe.V)
+                spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, self.ub_scale_fp32)
+                spec.tile_broadcast_one_blk(self.ub_brcb, self.ub_per_token_fp32)
+            ctx.pipe_barrier(Pipe.V)
+            spec.tile_one_blk_column_broadcast_mul(self.ub_per_token_mul, self.ub_mul, self.ub_brcb)
+            ctx.pipe_barrier(Pipe.V)
+
+            ctx.wait_flag(HardEvent.MTE3_V, s)
+            vector_cast(self.ub_d[s], self.ub_per_token_mul, RoundMode.RINT, count)
+            ctx.set_flag(HardEvent.V_MTE3, s)
+
+            ctx.wait_flag(HardEvent.V_MTE3, s)
+            copy.copy_ub_to_gm_d(p.ptr_d[p.layout_d.offset(*off)], self.ub_d[s], p.layout_d.get_tile_layout(*tshape), ub_layout)
+            ctx.set_flag(HardEvent.MTE3_V, s)
+            ctx.mark("epilogue_tile", row=off.row, col=off.column, rows=tshape.row, cols=tshape.column, zero=False)
+            self.ub_list_id = (s + 1) % spec.ub_stages

@@ -1,0 +1,23 @@
+"""Epilogue dispatch policies (CATLASS ``include/catlass/epilogue/dispatch_policy.hpp``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class EpilogueAtlasA2PerTokenDequant:
+    """CATLASS ``EpilogueAtlasA2PerTokenDequant<UB_STAGES>``: int32 C -> fp32, times a per-channel scale and a
+    per-token scale, -> fp16/bf16 D, with ``ub_stages`` UB buffers per input so that loading tile t+1
+    overlaps computing tile t."""
+
+    ub_stages: int = 2
+    arch: ClassVar[ArchSpec] = ATLAS_A2
+
+    def __post_init__(self):
+        if isinstance(self.ub_stages, bool) or not isinstance(self.ub_stages, int) or self.ub_stages < 1:
+            raise ConfigError(f"EpilogueAtlasA2PerTokenDequant: ub_stages must be an int >= 1, got {self.ub_stages!r}")

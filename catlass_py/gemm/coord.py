@@ -1,0 +1,109 @@
+"""Coordinates and static shapes (CATLASS ``GemmCoord``, ``GemmShape``, ``MatrixCoord``, ``MatrixShape``).
+
+All are small immutable tuples: arithmetic is element-wise (``coord * shape``) like the C++ ``Coord``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from catlass_py.errors import ConfigError
+
+
+def ceil_div(a: int, b: int) -> int:
+    """CATLASS ``CeilDiv``."""
+    return (a + b - 1) // b
+
+
+def round_up(a: int, b: int) -> int:
+    """CATLASS ``RoundUp``."""
+    return (a + b - 1) // b * b
+
+
+def round_down(a: int, b: int) -> int:
+    """CATLASS ``RoundDown``."""
+    return a // b * b
+
+
+class MatrixCoord(NamedTuple):
+    """CATLASS ``MatrixCoord(row, column)``."""
+
+    row: int
+    column: int
+
+    def __mul__(self, other) -> "MatrixCoord":  # element-wise, like Coord::operator*
+        return MatrixCoord(self.row * other[0], self.column * other[1])
+
+    def __add__(self, other) -> "MatrixCoord":
+        return MatrixCoord(self.row + other[0], self.column + other[1])
+
+
+class GemmCoord(NamedTuple):
+    """CATLASS ``GemmCoord(m, n, k)``: a problem size, a block index or a block shape."""
+
+    m: int
+    n: int
+    k: int
+
+    @property
+    def mn(self) -> MatrixCoord:
+        """``GetCoordMN()``."""
+        return MatrixCoord(self.m, self.n)
+
+    @property
+    def mk(self) -> MatrixCoord:
+        """``GetCoordMK()``."""
+        return MatrixCoord(self.m, self.k)
+
+    @property
+    def kn(self) -> MatrixCoord:
+        """``GetCoordKN()``."""
+        return MatrixCoord(self.k, self.n)
+
+
+class GemmShape(NamedTuple):
+    """CATLASS ``GemmShape<M, N, K>``: a static tile shape (L1 or L0 tile)."""
+
+    m: int
+    n: int
+    k: int
+
+    @property
+    def mn(self) -> MatrixCoord:
+        return MatrixCoord(self.m, self.n)
+
+    @property
+    def mk(self) -> MatrixCoord:
+        return MatrixCoord(self.m, self.k)
+
+    @property
+    def kn(self) -> MatrixCoord:
+        return MatrixCoord(self.k, self.n)
+
+    def to_coord(self) -> GemmCoord:
+        return GemmCoord(self.m, self.n, self.k)
+
+    def check(self, what: str) -> "GemmShape":
+        """Raise :class:`ConfigError` unless every extent is a positive int."""
+        for name, v in zip("mnk", self):
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise ConfigError(f"{what}: {name.upper()} must be a positive int, got {v!r}")
+        return self
+
+
+class MatrixShape(NamedTuple):
+    """CATLASS ``MatrixShape<ROW, COLUMN>``: a static 2-D tile shape (epilogue tiles)."""
+
+    row: int
+    column: int
+
+    @property
+    def count(self) -> int:
+        """``COUNT = ROW * COLUMN``."""
+        return self.row * self.column
+
+    def check(self, what: str) -> "MatrixShape":
+        for name, v in zip(("ROW", "COLUMN"), self):
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise ConfigError(f"{what}: {name} must be a positive int, got {v!r}")
+        return self

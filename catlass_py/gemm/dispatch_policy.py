@@ -1,0 +1,103 @@
+"""Block-level dispatch policies (CATLASS ``include/catlass/gemm/dispatch_policy.hpp``).
+
+A policy is a small frozen value: the C++ template parameters become fields, and the policy selects the
+``BlockMmad`` implementation. ``ASYNC`` tells kernels whether the block takes fixpipe callbacks and needs
+``synchronize_block()``. Checks that need only the policy itself run in ``__post_init__``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.errors import ConfigError
+
+
+def _check_bool(name: str, v) -> None:
+    if not isinstance(v, bool):
+        raise ConfigError(f"{name} must be a bool, got {v!r}")
+
+
+def _check_stages(name: str, v, low: int = 1) -> None:
+    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+        raise ConfigError(f"{name} must be an int >= {low}, got {v!r}")
+
+
+@dataclass(frozen=True)
+class MmadBase:
+    """CATLASS ``MmadBase<ArchTag, ASYNC>``."""
+
+    ASYNC: ClassVar[bool] = False
+    arch: ClassVar[ArchSpec] = ATLAS_A2
+
+    @property
+    def arch_tag(self) -> ArchSpec:
+        return self.arch
+
+
+@dataclass(frozen=True)
+class MmadAtlasA2Pingpong(MmadBase):
+    """CATLASS ``MmadAtlasA2Pingpong<ENABLE_UNIT_FLAG>``: 2-stage L1/L0 ping-pong, synchronous block.
+
+    CATLASS notes that the unit flag must be off for int8 inputs; the BlockMmad checks that at assembly.
+    """
+
+    enable_unit_flag: bool = False
+    STAGES: ClassVar[int] = 2
+
+    def __post_init__(self):
+        _check_bool("enable_unit_flag", self.enable_unit_flag)
+
+
+@dataclass(frozen=True)
+class MmadAtlasA2Preload(MmadBase):
+    """CATLASS ``MmadAtlasA2Preload<ENABLE_UNIT_FLAG, ENABLE_SHUFFLE_K>``: ping-pong plus prefetch of the next
+    block's first K tile, and optional shuffle-K."""
+
+    enable_unit_flag: bool = False
+    enable_shuffle_k: bool = False
+    STAGES: ClassVar[int] = 2
+
+    def __post_init__(self):
+        _check_bool("enable_unit_flag", self.enable_unit_flag)
+        _check_bool("enable_shuffle_k", self.enable_shuffle_k)
+
+
+@dataclass(frozen=True)
+class MmadAtlasA2PreloadAsync(MmadBase):
+    """CATLASS ``MmadAtlasA2PreloadAsync<PRELOAD_STAGES, L1_STAGES, L0A_STAGES, L0B_STAGES, L0C_STAGES,
+    ENABLE_UNIT_FLAG, ENABLE_SHUFFLE_K>``: n-buffered L1/L0 stages and a FIFO of ``preload_stages`` pending
+    L1 tiles that crosses block boundaries; one optional callback after each block's fixpipe.
+
+    Rules checked here: every stage count >= 1, ``preload_stages < l1_stages`` (documented in
+    ``03_dispatch_policies.md``: otherwise the refill of an L1 slot waits for a tile still queued in the FIFO
+    and the core deadlocks). Buffer budgets are checked by the BlockMmad that uses the policy.
+    """
+
+    preload_stages: int = 1
+    l1_stages: int = 2
+    l0a_stages: int = 2
+    l0b_stages: int = 2
+    l0c_stages: int = 1
+    enable_unit_flag: bool = False
+    enable_shuffle_k: bool = False
+    ASYNC: ClassVar[bool] = True
+
+    def __post_init__(self):
+        for name in ("preload_stages", "l1_stages", "l0a_stages", "l0b_stages", "l0c_stages"):
+            _check_stages(name, getattr(self, name))
+        _check_bool("enable_unit_flag", self.enable_unit_flag)
+        _check_bool("enable_shuffle_k", self.enable_shuffle_k)
+        if self.preload_stages >= self.l1_stages:
+            raise ConfigError(
+                f"{type(self).__name__}: preload_stages ({self.preload_stages}) must be < l1_stages "
+                f"({self.l1_stages}); otherwise the L1 slot being refilled still holds a queued tile and the "
+                f"MTE1->MTE2 wait never completes"
+            )
+
+
+@dataclass(frozen=True)
+class MmadAtlasA2PreloadAsyncWithCallback(MmadAtlasA2PreloadAsync):
+    """CATLASS ``MmadAtlasA2PreloadAsyncWithCallback<...>``: as :class:`MmadAtlasA2PreloadAsync` but each block
+    takes two callbacks, run right before and right after its fixpipe store (example 10, 12)."""

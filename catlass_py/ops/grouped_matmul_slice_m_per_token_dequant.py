@@ -1,0 +1,134 @@
+"""``grouped_matmul_slice_m_per_token_dequant``: CATLASS example 10 as a numpy-in / numpy-out function.
+
+The kernel is assembled exactly like the C++ example (see ``examples/10_grouped_matmul_slice_m_per_token_dequant.py``
+for the step-by-step version) and runs on the simulated Atlas A2 AI cores.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from catlass_py.analysis.workload import WorkloadRecorder, WorkloadReport
+from catlass_py.arch.memory import GlobalBuffer
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.epilogue import (
+    BlockEpilogue,
+    EpilogueAtlasA2PerTokenDequant,
+    EpilogueHorizontalTileSwizzle,
+)
+from catlass_py.errors import ArgumentError
+from catlass_py.gemm import (
+    BlockMmad,
+    GemmCoord,
+    GemmIdentityBlockSwizzle,
+    GemmShape,
+    GemmType,
+    MmadAtlasA2PreloadAsyncWithCallback,
+)
+from catlass_py.kernel import DeviceGemm, GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace
+from catlass_py.layout import RowMajor, VectorLayout
+from catlass_py.ops._validate import as_array, check_core_num, check_group_list, check_shape
+from catlass_py.tile import (
+    CopyGmToL1GMMPTD,
+    EpilogueTileCopy,
+    TileBroadcastOneBlk,
+    TileCopy,
+    TileOneBlkColumnBroadcastMul,
+    TileRowBroadcastMul,
+)
+
+
+@lru_cache(maxsize=16)
+def build_kernel(arch: ArchSpec = ATLAS_A2, out_dtype: str = "bfloat16", *, policy=None, workspace_stages: int = 2,
+                 ub_stages: int = 2) -> GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace:
+    """Assemble example 10's kernel (L1 128x256x512, L0 128x256x128, PreloadAsyncWithCallback<1,2,2,2,1,false,true>,
+    per-token dequant epilogue with 32x256 tiles, GemmIdentityBlockSwizzle<3,0>, 2 workspace stages).
+
+    ``out_dtype`` ('bfloat16' or 'float16') is the type of D and of both scales. ``policy``,
+    ``workspace_stages`` and ``ub_stages`` swap the corresponding template parameters.
+    """
+    l1 = GemmShape(128, 256, 512)
+    l0 = GemmShape(128, 256, 128)
+    a_type = GemmType("int8", RowMajor)
+    b_type = GemmType("int8", RowMajor)
+    c_type = GemmType("int32", RowMajor)
+    if policy is None:
+        policy = MmadAtlasA2PreloadAsyncWithCallback(1, 2, 2, 2, 1, False, True)
+    tile_copy = TileCopy(arch, a_type, b_type, c_type).replace(copy_gm_to_l1_a=CopyGmToL1GMMPTD(arch, a_type))
+    block_mmad = BlockMmad(policy, l1, l0, a_type, b_type, c_type, tile_copy=tile_copy)
+
+    scale_type = GemmType(out_dtype, VectorLayout)
+    per_token_scale_type = GemmType(out_dtype, VectorLayout)
+    d_type = GemmType(out_dtype, RowMajor)
+    compute_type = GemmType("float32", RowMajor)
+    tile_shape = (32, 256)
+    block_epilogue = BlockEpilogue(
+        EpilogueAtlasA2PerTokenDequant(ub_stages), c_type, scale_type, per_token_scale_type, d_type,
+        TileRowBroadcastMul(arch, compute_type, tile_shape),
+        TileBroadcastOneBlk(arch, compute_type, tile_shape[0]),
+        TileOneBlkColumnBroadcastMul(arch, compute_type, tile_shape),
+        EpilogueTileCopy(arch, c_type, scale_type, per_token_scale_type, d_type),
+        EpilogueHorizontalTileSwizzle,
+    )
+    return GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace(
+        block_mmad, block_epilogue, GemmIdentityBlockSwizzle(3, 0), workspace_stages, "int64"
+    )
+
+
+def validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch) -> tuple[int, int, int, int, str]:
+    """Check every input of the op; return (g, m, n, k, out dtype name)."""
+    a = as_array("a", a, "int8", 2)
+    b = as_array("b", b, "int8", 3)
+    scale = as_array("scale", scale, ("bfloat16", "float16"), 2)
+    out = str(scale.dtype)
+    per_token_scale = as_array("per_token_scale", per_token_scale, out, 1)
+    m, k = a.shape
+    g, kb, n = b.shape
+    if kb != k:
+        raise ArgumentError(f"b: expected shape (g, {k}, n) to match a's k = {k}, got {b.shape}")
+    if g == 0:
+        raise ArgumentError("b: expected at least one group, got shape " + str(b.shape))
+    if k == 0:
+        raise ArgumentError("a: k == 0 is not supported (the CATLASS kernel would deadlock: no block ever stores)")
+    check_shape("scale", scale, (g, n), "groups x n")
+    check_shape("per_token_scale", per_token_scale, (m,), "one per row of a")
+    check_group_list(group_list, g, m)
+    check_core_num(core_num, arch)
+    return g, m, n, k, out
+
+
+def grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, per_token_scale, *, core_num: int = 24,
+                                             seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
+                                             return_report: bool = False, observers=(), kernel=None):
+    """CATLASS example 10 (``GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace``) on simulated AI cores.
+
+    ``a`` int8 [m, k]; ``b`` int8 [g, k, n]; ``group_list`` int64 [g] prefix sums of group row counts;
+    ``scale`` bf16 [g, n] (per channel, per group); ``per_token_scale`` bf16 [m]. Returns D, ml_dtypes
+    bfloat16 [m, n] (float16 when the scales are float16); rows at or past ``group_list[-1]`` are 0.
+    Bit-exact: D == bf16(golden). With ``return_report=True`` returns ``(d, report)`` where ``report`` is a
+    :class:`~catlass_py.analysis.WorkloadReport` of the split across cores. Inputs are never modified.
+    """
+    arch = get_arch(arch)
+    g, m, n, k, out = validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch)
+    if kernel is None:
+        kernel = build_kernel(arch, out)
+    d_host = np.zeros((m, n), dtype=scale.dtype)
+    gm = {name: GlobalBuffer.from_array(x, name, read_only=True).tensor(x.dtype)
+          for name, x in (("a", a), ("b", b), ("group_list", group_list), ("scale", scale), ("per_token_scale", per_token_scale))}
+    d = GlobalBuffer.from_array(d_host, "d").tensor(d_host.dtype)
+    args = kernel.Arguments(GemmCoord(m, n, k), g, core_num, gm["group_list"], gm["a"], gm["b"], gm["scale"],
+                            gm["per_token_scale"], d)
+    op = DeviceGemm(kernel)
+    op.can_implement(args)
+    op.initialize(args)  # allocates the (poisoned) workspace
+    recorder = WorkloadRecorder() if return_report else None
+    obs = tuple(observers) + ((recorder,) if recorder else ())
+    op.run(core_num, seed=seed, observers=obs)
+    if return_report:
+        return d_host, recorder.report
+    return d_host
+
+
+__all__ = ["WorkloadReport", "build_kernel", "grouped_matmul_slice_m_per_token_dequant", "validate_inputs"]

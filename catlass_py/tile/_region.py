@@ -1,0 +1,82 @@
+"""Moving a logical (rows x cols) region between a numpy array and a tensor seen through a layout.
+
+Every copy instruction of the tile layer is "gather the region through the source layout, scatter it
+through the destination layout" (DESIGN.md section 5); these helpers add the global-memory bounds checks
+and the byte ranges the observer bus reports.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from catlass_py.arch.memory import GlobalTensor, LocalTensor
+from catlass_py.errors import CapacityError, OutOfBoundsError
+from catlass_py.layout import ColumnMajor, RowMajor, VectorLayout
+
+
+def gm_read(gm: GlobalTensor, layout, rows: int, cols: int, what: str) -> np.ndarray:
+    """Region [0:rows, 0:cols] of the GM tensor ``gm`` seen through ``layout``."""
+    try:
+        if isinstance(layout, VectorLayout):
+            return layout.read(gm.view(), rows)
+        return layout.read(gm.view(), rows, cols)
+    except OutOfBoundsError as exc:
+        raise OutOfBoundsError(f"{what}: GM tensor {gm.name!r}: {exc}") from None
+
+
+def gm_write(gm: GlobalTensor, layout, data: np.ndarray, what: str) -> None:
+    """Store ``data`` as region [0:r, 0:c] of the GM tensor ``gm`` seen through ``layout``."""
+    if gm.buffer.read_only:
+        raise OutOfBoundsError(f"{what}: GM tensor {gm.name!r} is read-only")
+    try:
+        layout.write(gm.view(), data)
+    except OutOfBoundsError as exc:
+        raise OutOfBoundsError(f"{what}: GM tensor {gm.name!r}: {exc}") from None
+
+
+def local_read(t: LocalTensor, layout, rows: int, cols: int, what: str) -> np.ndarray:
+    """Region [0:rows, 0:cols] of a local tensor seen through ``layout``."""
+    try:
+        return layout.read(t.view(), rows, cols)
+    except OutOfBoundsError as exc:
+        raise CapacityError(f"{what}: {t!r}: {exc}") from None
+
+
+def local_write(t: LocalTensor, layout, data: np.ndarray, what: str) -> None:
+    """Store ``data`` as region [0:r, 0:c] of a local tensor seen through ``layout``."""
+    try:
+        layout.write(t.view(), data)
+    except OutOfBoundsError as exc:
+        raise CapacityError(f"{what}: {t!r}: {exc}") from None
+
+
+def gm_access(gm: GlobalTensor, layout, rows: int, cols: int):
+    """The bytes a (rows x cols) region of ``gm`` seen through ``layout`` occupies, as a GmAccess."""
+    if isinstance(layout, RowMajor):
+        return gm.access(0, cols, layout.stride[0], rows)
+    if isinstance(layout, ColumnMajor):
+        return gm.access(0, rows, layout.stride[1], cols)
+    if isinstance(layout, VectorLayout):
+        return gm.access(0, rows)
+    # Fractal layouts in GM are rare (NZ-format operands); report the spanned range.
+    if rows == 0 or cols == 0:
+        return gm.access(0, 0)
+    return gm.access(0, int(layout.offset(rows - 1, cols - 1)) + 1)
+
+
+def pad_cols(data: np.ndarray, cols: int, value=0) -> np.ndarray:
+    """``data`` widened to ``cols`` columns with ``value`` (ND->NZ zero-fills the tail of each 32-byte chunk)."""
+    if data.shape[1] == cols:
+        return data
+    out = np.full((data.shape[0], cols), value, dtype=data.dtype)
+    out[:, : data.shape[1]] = data
+    return out
+
+
+def pad_rows(data: np.ndarray, rows: int, value=0) -> np.ndarray:
+    """``data`` lengthened to ``rows`` rows with ``value``."""
+    if data.shape[0] == rows:
+        return data
+    out = np.full((rows, data.shape[1]), value, dtype=data.dtype)
+    out[: data.shape[0]] = data
+    return out

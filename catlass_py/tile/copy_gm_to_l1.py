@@ -1,0 +1,121 @@
+"""GM -> L1 copies (CATLASS ``gemm/tile/atlasa2/copy_gm_to_l1.hpp``, MTE2 pipe)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from catlass_py.arch.memory import GlobalTensor, LocalTensor
+from catlass_py.arch.pipes import Pipe
+from catlass_py.arch.spec import get_arch
+from catlass_py.errors import CapacityError, ConfigError
+from catlass_py.gemm.coord import ceil_div, round_up
+from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.gemm.helper import l1_type as _l1_type
+from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
+from catlass_py.tile._region import gm_access, gm_read, local_write, pad_cols, pad_rows
+
+STRIDE_LIMIT = 65536  # CATLASS STRIDE_LIMIT: larger source strides fall back to one DMA per row
+
+_SUPPORTED = {(RowMajor, zN), (ColumnMajor, nZ), (zN, zN), (nZ, nZ)}
+
+
+def _fits(layout_dst, rows: int, cols: int, what: str) -> None:
+    if rows > layout_dst.rows or cols > layout_dst.cols:
+        raise CapacityError(
+            f"{what}: a {rows}x{cols} tile does not fit the L1 layout {layout_dst!r} "
+            f"({layout_dst.rows}x{layout_dst.cols})"
+        )
+
+
+class CopyGmToL1:
+    """CATLASS ``Gemm::Tile::CopyGmToL1<ArchTag, GmType[, L1Type]>``: one operand tile GM -> L1.
+
+    ===================  ===================================================================================
+    RowMajor -> zN       ND->NZ DMA: ``L1[zN(r, c)] = A[r, c]``; the last 32-byte chunk of every written row
+                         is zero-filled; rows past the tile keep their old L1 contents
+    ColumnMajor -> nZ    the same with rows and columns swapped (the zero fill pads the rows)
+    zN -> zN, nZ -> nZ   strided copy of whole 32-byte column (row) panels
+    ===================  ===================================================================================
+    """
+
+    op_name = "CopyGmToL1"
+
+    def __init__(self, arch, gm_type: GemmType, l1_type: GemmType | None = None):
+        self.arch = get_arch(arch)
+        self.gm_type = gm_type
+        self.l1_type = l1_type if l1_type is not None else _l1_type(gm_type)
+        if (gm_type.layout, self.l1_type.layout) not in _SUPPORTED:
+            raise ConfigError(
+                f"{type(self).__name__}: no GM->L1 copy from {gm_type.layout.__name__} to "
+                f"{self.l1_type.layout.__name__} (supported: RowMajor->zN, ColumnMajor->nZ, zN->zN, nZ->nZ)"
+            )
+        self.layout_src = gm_type.layout
+        self.layout_dst = self.l1_type.layout
+        self.c0 = gm_type.element.c0
+
+    def __call__(self, dst: LocalTensor, src: GlobalTensor, layout_dst, layout_src) -> None:
+        what = type(self).__name__
+        rows, cols = layout_src.rows, layout_src.cols
+        _fits(layout_dst, rows, cols, what)
+        data, dmas = self._gather(src, layout_src, rows, cols, what)
+        # The zero fill of the last 32-byte chunk may reach into the layout's padding columns.
+        local_write(dst, layout_dst.get_tile_layout(*data.shape), data, what)
+        ctx = dst.ctx
+        if ctx is not None and ctx.bus.active:
+            ctx.emit(
+                Pipe.MTE2, self.op_name, nbytes=self.gm_type.element.nbytes(rows * cols),
+                gm_reads=(gm_access(src, layout_src, rows, cols),),
+                info={"rows": rows, "cols": cols, "dmas": dmas},
+            )
+
+    def _gather(self, src, layout_src, rows, cols, what) -> tuple[np.ndarray, int]:
+        """The region as it lands in L1 (with the zero fill) and the number of DMA instructions issued."""
+        if rows == 0 or cols == 0:
+            return np.zeros((rows, cols), self.gm_type.element.numpy), 0
+        data = gm_read(src, layout_src, rows, cols, what)
+        if isinstance(layout_src, RowMajor):
+            return pad_cols(data, round_up(cols, self.c0)), (rows if layout_src.stride[0] >= STRIDE_LIMIT else 1)
+        if isinstance(layout_src, ColumnMajor):
+            return pad_rows(data, round_up(rows, self.c0)), (cols if layout_src.stride[1] >= STRIDE_LIMIT else 1)
+        # zN -> zN / nZ -> nZ move whole 32-byte panels (the panel's padding travels with it).
+        if isinstance(layout_src, zN):
+            full = gm_read(src, layout_src, rows, round_up(cols, self.c0), what)
+            return full, 1
+        full = gm_read(src, layout_src, round_up(rows, self.c0), cols, what)
+        return full, 1
+
+
+class CopyGmToL1GMMPTD(CopyGmToL1):
+    """CATLASS ``Gemm::Tile::CopyGmToL1GMMPTD<AtlasA2, GemmType<E, RowMajor>>``: the GM->L1 loader of
+    grouped-matmul per-token-dequant for operand A, whose tiles often have a single row.
+
+    ======================  ==============================================================================
+    rows == 1               plain DataCopy of ``ceil(cols, C0)`` whole 32-byte chunks of the row into row 0
+                            of consecutive L1 panels; the last chunk is NOT zero-filled: it carries the GM
+                            bytes that follow the row (harmless: Mmad ignores K beyond its k). Bytes past
+                            the end of the GM allocation read as the poison pattern 0xFF.
+    cols == ldm == C0       one contiguous DataCopy of ``rows * C0`` elements (a one-panel zN is row-major)
+    otherwise               the standard ND->NZ copy of :class:`CopyGmToL1`
+    ======================  ==============================================================================
+    """
+
+    op_name = "CopyGmToL1GMMPTD"
+
+    def __init__(self, arch, gm_type: GemmType, l1_type: GemmType | None = None):
+        if gm_type.layout is not RowMajor:
+            raise ConfigError(f"CopyGmToL1GMMPTD copies RowMajor operands only, got {gm_type.layout.__name__}")
+        super().__init__(arch, gm_type, l1_type)
+
+    def _gather(self, src, layout_src, rows, cols, what):
+        if rows == 1 and cols > 0:
+            width = round_up(cols, self.c0)
+            row = src.view()  # from the row start to the end of the allocation
+            take = min(width, row.size)
+            data = np.empty((1, width), dtype=row.dtype)
+            data[0, :take] = row[:take]
+            if take < width:
+                data[0, take:].view(np.uint8)[:] = 0xFF
+            return data, 1
+        if cols == self.c0 and layout_src.stride[0] == self.c0:
+            return gm_read(src, layout_src, rows, cols, what), 1
+        return super()._gather(src, layout_src, rows, cols, what)

@@ -1,0 +1,91 @@
+"""GM <-> UB copies of the vector cores (CATLASS ``epilogue/tile/copy_gm_to_ub.hpp``, ``copy_ub_to_gm.hpp``;
+MTE2 in, MTE3 out)."""
+
+from __future__ import annotations
+
+from catlass_py.arch.memory import GlobalTensor, LocalTensor
+from catlass_py.arch.pipes import Pipe
+from catlass_py.arch.spec import get_arch
+from catlass_py.errors import AlignmentError, ConfigError
+from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.layout import RowMajor, VectorLayout
+from catlass_py.tile._region import gm_access, gm_read, gm_write, local_read, local_write
+
+
+def _check_layout(op: str, gm_type: GemmType) -> None:
+    if gm_type.layout not in (RowMajor, VectorLayout):
+        raise ConfigError(f"{op}: GM layout must be RowMajor or VectorLayout, got {gm_type.layout.__name__}")
+
+
+def _check_ub_pitch(op: str, layout, gm_type: GemmType) -> None:
+    # DataCopyPad places every UB row on a 32-byte boundary: the UB row pitch must be whole 32-byte blocks.
+    if isinstance(layout, RowMajor) and (layout.stride[0] * gm_type.element.bits) % 256:
+        raise AlignmentError(
+            f"{op}: UB row pitch {layout.stride[0]} {gm_type.element} elements is not a whole number of 32-byte blocks"
+        )
+
+
+def _rows_cols(layout) -> tuple[int, int]:
+    if isinstance(layout, VectorLayout):
+        return layout.shape[0], 1
+    return layout.rows, layout.cols
+
+
+class CopyGm2Ub:
+    """CATLASS ``Epilogue::Tile::CopyGm2Ub<ArchTag, GemmType<E, RowMajor | VectorLayout>>`` (``DataCopyPad``).
+
+    RowMajor: ``rows`` bursts of ``cols`` elements; each lands at the start of a UB row of pitch
+    ``layout_dst.ldm`` (a whole number of 32-byte blocks); the rest of the row keeps its old contents.
+    VectorLayout: one burst of ``layout_src.shape[0]`` elements to UB offset 0 (the UB layout is ignored,
+    as in CATLASS where ``VectorLayout::MakeLayoutInUb`` is a dummy).
+    """
+
+    def __init__(self, arch, gm_type: GemmType):
+        self.arch = get_arch(arch)
+        _check_layout("CopyGm2Ub", gm_type)
+        self.gm_type = gm_type
+
+    def __call__(self, dst: LocalTensor, src: GlobalTensor, layout_dst, layout_src) -> None:
+        if isinstance(layout_src, VectorLayout):
+            n = layout_src.shape[0]
+            data = gm_read(src, layout_src, n, None, "CopyGm2Ub") if n else src.view(0)
+            dst.view(n)[:] = data
+            rows, cols = 1, n
+        else:
+            _check_ub_pitch("CopyGm2Ub", layout_dst, self.gm_type)
+            rows, cols = layout_src.rows, layout_src.cols
+            if rows and cols:
+                local_write(dst, layout_dst, gm_read(src, layout_src, rows, cols, "CopyGm2Ub"), "CopyGm2Ub")
+        ctx = dst.ctx
+        if ctx is not None and ctx.bus.active:
+            r, c = _rows_cols(layout_src)
+            ctx.emit(Pipe.MTE2, "CopyGm2Ub", nbytes=self.gm_type.element.nbytes(rows * cols),
+                     gm_reads=(gm_access(src, layout_src, r, c),), info={"rows": rows, "cols": cols})
+
+
+class CopyUb2Gm:
+    """CATLASS ``Epilogue::Tile::CopyUb2Gm<ArchTag, GemmType<E, RowMajor | VectorLayout>>`` (``DataCopyPad``):
+    writes exactly ``rows x cols`` elements (byte-granular, no overrun) from UB rows of pitch
+    ``layout_src.ldm``; VectorLayout: one burst from UB offset 0."""
+
+    def __init__(self, arch, gm_type: GemmType):
+        self.arch = get_arch(arch)
+        _check_layout("CopyUb2Gm", gm_type)
+        self.gm_type = gm_type
+
+    def __call__(self, dst: GlobalTensor, src: LocalTensor, layout_dst, layout_src) -> None:
+        if isinstance(layout_dst, VectorLayout):
+            n = layout_dst.shape[0]
+            if n:
+                gm_write(dst, layout_dst, src.view(n), "CopyUb2Gm")
+            rows, cols = 1, n
+        else:
+            _check_ub_pitch("CopyUb2Gm", layout_src, self.gm_type)
+            rows, cols = layout_dst.rows, layout_dst.cols
+            if rows and cols:
+                gm_write(dst, layout_dst, local_read(src, layout_src, rows, cols, "CopyUb2Gm"), "CopyUb2Gm")
+        ctx = src.ctx
+        if ctx is not None and ctx.bus.active:
+            r, c = _rows_cols(layout_dst)
+            ctx.emit(Pipe.MTE3, "CopyUb2Gm", nbytes=self.gm_type.element.nbytes(rows * cols),
+                     gm_writes=(gm_access(dst, layout_dst, r, c),), info={"rows": rows, "cols": cols})

@@ -1,0 +1,71 @@
+"""L0C -> GM store through the fixpipe (CATLASS ``gemm/tile/atlasa2/copy_l0c_to_gm.hpp``; FIX pipe)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from catlass_py.arch.memory import GlobalTensor, LocalTensor
+from catlass_py.arch.pipes import Pipe
+from catlass_py.arch.spec import get_arch
+from catlass_py.errors import ConfigError
+from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.layout import RowMajor, zN
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.tile._region import gm_access, gm_write, local_read
+from catlass_py.tile.quant import (
+    VECTOR_MODES,
+    ScaleGranularity,
+    fixpipe_convert,
+    m1_scale,
+    quant_mode_atlas_a2,
+    scalar_quant_word,
+)
+
+
+class CopyL0CToGm:
+    """CATLASS ``Gemm::Tile::CopyL0CToGm<ArchTag, ElementAccumulator, GmType, ScaleGranularity, ReluEnable>``.
+
+    Reads the (m x n) block from L0C (zN, 16x16 fractals), converts it with the quant mode that CATLASS's
+    table picks for (accumulator, destination, granularity), applies ReLU if enabled, and writes exactly
+    m x n elements of the row-major (or zN) destination. PER_TENSOR takes its scale at construction
+    (``scale``, the C++ ``Params{scalar}``); PER_CHANNEL takes an FB tensor of uint64 quant words per call.
+    """
+
+    def __init__(self, arch, element_accumulator, gm_type: GemmType,
+                 scale_granularity: ScaleGranularity = ScaleGranularity.NO_QUANT, relu_enable: bool = False,
+                 *, scale: float = 1.0):
+        self.arch = get_arch(arch)
+        self.element_src = get_dtype(element_accumulator)
+        self.gm_type = gm_type
+        if gm_type.layout not in (RowMajor, zN):
+            raise ConfigError(f"CopyL0CToGm: destination layout must be RowMajor or zN, got {gm_type.layout.__name__}")
+        if gm_type.layout is zN and ScaleGranularity(scale_granularity) != ScaleGranularity.NO_QUANT:
+            raise ConfigError("CopyL0CToGm: the zN (NZ-format) destination supports NO_QUANT only")
+        self.granularity = ScaleGranularity(scale_granularity)
+        self.quant_mode = quant_mode_atlas_a2(self.element_src, gm_type.element, self.granularity)
+        self.relu = bool(relu_enable)
+        self.scale_word = scalar_quant_word(scale)
+        self.layout_src = zN
+        self.layout_dst = gm_type.layout
+
+    def __call__(self, dst: GlobalTensor, src: LocalTensor, layout_dst, layout_src, unit_flag: int = 0,
+                 *, scale: LocalTensor | None = None) -> None:
+        """Store region [0:m, 0:n] (``layout_dst``'s rows x cols) of L0C to ``dst``.
+
+        ``scale``: FB tensor of n uint64 quant words (PER_CHANNEL only), one per output column.
+        """
+        m, n = layout_dst.rows, layout_dst.cols
+        acc = local_read(src, layout_src, m, n, "CopyL0CToGm")
+        if self.quant_mode in VECTOR_MODES:
+            if scale is None:
+                raise ConfigError("CopyL0CToGm: PER_CHANNEL quantisation needs the FB scale tensor")
+            factor = m1_scale(scale.view(n))[None, :]
+        else:
+            factor = m1_scale(self.scale_word)
+        out = fixpipe_convert(acc, self.quant_mode, self.gm_type.element, scale=factor, relu=self.relu)
+        gm_write(dst, layout_dst, out, "CopyL0CToGm")
+        ctx = src.ctx
+        if ctx is not None and ctx.bus.active:
+            ctx.emit(Pipe.FIX, "Fixpipe", nbytes=self.gm_type.element.nbytes(m * n),
+                     gm_writes=(gm_access(dst, layout_dst, m, n),),
+                     info={"m": m, "n": n, "quant": self.quant_mode.value, "relu": self.relu})

@@ -1,0 +1,95 @@
+"""The cube instruction (CATLASS ``Gemm::Tile::TileMmad``, Ascend C ``Mmad``; M pipe)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from catlass_py.arch.memory import LocalTensor
+from catlass_py.arch.pipes import Pipe
+from catlass_py.arch.spec import get_arch
+from catlass_py.errors import ConfigError
+from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.gemm.helper import element_accumulator, l0a_layout, l0b_layout
+from catlass_py.layout import L0C
+from catlass_py.tile._region import local_read, local_write
+
+# int8 products are at most 2**14 in magnitude, so a float32 dot product of up to 1024 of them is exact
+# (partial sums stay within 2**24); int4 products are at most 2**6.
+_EXACT_F32_K = {8: 1024, 4: 1 << 18}
+
+
+def matmul_exact_int(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Exact product of two int8/int4 matrices (k <= 4095) through BLAS, as int32: float32 while every
+    partial sum stays below 2**24, float64 beyond. |result| < 2**27, so int32 holds it exactly."""
+    k = a.shape[1]
+    bits = max(a.dtype.itemsize, b.dtype.itemsize) * 8
+    ftype = np.float32 if k <= _EXACT_F32_K.get(bits, 0) else np.float64
+    return (a.astype(ftype) @ b.astype(ftype)).astype(np.int32)
+
+
+class TileMmad:
+    """CATLASS ``Gemm::Tile::TileMmad<ArchTag, AType, BType, BiasType>``: ``C = A @ B`` (``init_c``) or
+    ``C += A @ B`` on the first m rows, n columns and k depth of L0A (zZ on A2), L0B (nZ) and L0C (zN).
+
+    Whatever lies beyond m, n or k in the L0 buffers is ignored, as on the cube. int8 x int8 accumulates
+    exactly in int32 (wrapping like the hardware); fp16/bf16/fp32 accumulate in fp32 (the cube's internal
+    summation order is undocumented, so float results are not claimed bit-exact). m, n, k <= 4095.
+    """
+
+    def __init__(self, arch, a_type: GemmType, b_type: GemmType, bias_type: GemmType | None = None):
+        self.arch = get_arch(arch)
+        self.a_type, self.b_type, self.bias_type = a_type, b_type, bias_type
+        self.element_a, self.element_b = a_type.element, b_type.element
+        self.element_acc = element_accumulator(self.element_a, self.element_b, self.arch)
+        self.layout_a = l0a_layout(self.arch)
+        self.layout_b = l0b_layout(self.arch)
+
+    def __call__(self, l0c: LocalTensor, l0a: LocalTensor, l0b: LocalTensor, m: int, n: int, k: int,
+                 init_c: bool = True, unit_flag: int = 0, *, bias: LocalTensor | None = None) -> None:
+        """Issue one Mmad. With ``bias`` (a BT tensor of n accumulator-typed values) C starts from the bias
+        row broadcast instead of zero (CATLASS's bias overload)."""
+        limit = self.arch.mmad_max_mnk
+        if not (0 <= m <= limit and 0 <= n <= limit and 0 <= k <= limit):
+            raise ConfigError(f"TileMmad: m, n, k must be in 0..{limit}, got m={m}, n={n}, k={k}")
+        if m == 0 or n == 0:
+            return
+        layout_a, layout_b, layout_c = self._layouts(m, n, k)
+        if k == 0:
+            acc = None
+        else:
+            a = local_read(l0a, layout_a, m, k, "TileMmad (A)")
+            b = local_read(l0b, layout_b, k, n, "TileMmad (B)")
+            acc = self._product(a, b)
+        if bias is not None:
+            start = bias.view(n).astype(self.element_acc.numpy)[None, :]
+        elif init_c:
+            start = None
+        else:
+            start = local_read(l0c, layout_c, m, n, "TileMmad (C)")
+        local_write(l0c, layout_c, self._accumulate(start, acc, m, n), "TileMmad (C)")
+        ctx = l0c.ctx
+        if ctx is not None and ctx.bus.active:
+            ctx.emit(Pipe.M, "Mmad", flops=2 * m * n * k,
+                     nbytes=self.element_a.nbytes(m * k) + self.element_b.nbytes(k * n),
+                     info={"m": m, "n": n, "k": k, "init_c": init_c, "dtype": self.element_a.name})
+
+    @functools.lru_cache(maxsize=256)  # noqa: B019 - the tile op is immutable and lives as long as its kernel
+    def _layouts(self, m: int, n: int, k: int):
+        """How the cube reads L0A/L0B and writes L0C for an (m, n, k) instruction."""
+        return (self.layout_a.make_layout(self.element_a, m, k), self.layout_b.make_layout(self.element_b, k, n),
+                L0C.make_layout(m, n))
+
+    def _product(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if self.element_acc.kind == "int":
+            return matmul_exact_int(a, b)
+        return a.astype(np.float32) @ b.astype(np.float32)
+
+    def _accumulate(self, start, acc, m, n) -> np.ndarray:
+        # int32 + int32 in numpy wraps modulo 2**32, exactly like the cube's int32 accumulator.
+        acc_t = self.element_acc.numpy
+        if start is None:
+            return np.zeros((m, n), acc_t) if acc is None else acc.astype(acc_t, copy=False)
+        start = np.broadcast_to(start, (m, n)).astype(acc_t, copy=False)
+        return start if acc is None else start + acc.astype(acc_t, copy=False)

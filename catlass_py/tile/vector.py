@@ -1,0 +1,140 @@
+"""Vector-core (AIV) compute on UB tiles: casts, fills and the broadcast multiplies of the epilogues.
+
+Counterparts: Ascend C ``Cast``/``Duplicate`` and CATLASS ``Epilogue::Tile::TileRowBroadcastMul``,
+``TileBroadcastOneBlk``, ``TileOneBlkColumnBroadcastMul``, ``TileCast`` (``epilogue/tile/*.hpp``). Like the
+C++ ops, every one works on the FULL static tile, not on the actual (tail-clipped) tile: stale UB contents
+outside the actual region are computed on but never stored. Arithmetic is IEEE float32 (numpy rounds to
+nearest even, as the vector unit does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from catlass_py.arch.memory import LocalTensor
+from catlass_py.arch.pipes import Pipe
+from catlass_py.arch.spec import get_arch
+from catlass_py.errors import ConfigError
+from catlass_py.gemm.coord import MatrixShape
+from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.numerics.rounding import RoundMode, cast as _cast
+
+BYTE_PER_BLK = 32
+
+
+def _emit(t: LocalTensor, op: str, elements: int, **info) -> None:
+    ctx = t.ctx
+    if ctx is not None and ctx.bus.active:
+        ctx.emit(Pipe.V, op, flops=elements, nbytes=t.dtype.nbytes(elements), info=info or None)
+
+
+def _ub(t: LocalTensor, op: str) -> None:
+    if t.position != "UB":
+        raise ConfigError(f"{op}: operands must live in UB, got a {t.position} tensor")
+
+
+def vector_cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) -> None:
+    """Ascend C ``Cast(dst, src, roundMode, count)``: convert ``count`` elements with ``round_mode``
+    (``RoundMode.NONE`` for exact widening such as bf16 -> fp32)."""
+    _ub(dst, "Cast")
+    _ub(src, "Cast")
+    values = src.view(count)
+    dst.view(count)[:] = _cast(values, dst.dtype, round_mode)
+    _emit(dst, "Cast", count, src=src.dtype.name, dst=dst.dtype.name, mode=round_mode.name)
+
+
+def duplicate(dst: LocalTensor, value, count: int) -> None:
+    """Ascend C ``Duplicate(dst, value, count)``: fill ``count`` elements with ``value``."""
+    _ub(dst, "Duplicate")
+    dst.view(count)[:] = value
+    _emit(dst, "Duplicate", count)
+
+
+def _compute_dtype(op: str, compute_type) -> np.dtype:
+    element = compute_type.element if isinstance(compute_type, GemmType) else get_dtype(compute_type)
+    if element.kind != "float":
+        raise ConfigError(f"{op}: compute type must be a float type, got {element}")
+    return element
+
+
+def _tile_shape(op: str, tile_shape) -> MatrixShape:
+    return MatrixShape(*tile_shape).check(op)
+
+
+class TileRowBroadcastMul:
+    """CATLASS ``TileRowBroadcastMul<ArchTag, ComputeType, TileShape>``:
+    ``out[i][c] = in0[i][c] * in1[c]`` for the whole ROW x COLUMN tile (row vector broadcast down)."""
+
+    def __init__(self, arch, compute_type, tile_shape):
+        self.arch = get_arch(arch)
+        self.element = _compute_dtype("TileRowBroadcastMul", compute_type)
+        self.tile_shape = _tile_shape("TileRowBroadcastMul", tile_shape)
+
+    def __call__(self, out: LocalTensor, in0: LocalTensor, in1: LocalTensor) -> None:
+        r, c = self.tile_shape
+        res = in0.view(r * c).reshape(r, c) * in1.view(c)
+        out.view(r * c).reshape(r, c)[:] = res
+        _emit(out, "TileRowBroadcastMul", r * c)
+
+
+class TileBroadcastOneBlk:
+    """CATLASS ``TileBroadcastOneBlk<ArchTag, ComputeType, COMPUTE_LENGTH>`` (Ascend C ``Brcb``):
+    ``out[i*B + j] = in[i]`` with B = elements per 32-byte block, for i < COMPUTE_LENGTH."""
+
+    def __init__(self, arch, compute_type, compute_length: int):
+        self.arch = get_arch(arch)
+        self.element = _compute_dtype("TileBroadcastOneBlk", compute_type)
+        if isinstance(compute_length, bool) or not isinstance(compute_length, int) or compute_length <= 0:
+            raise ConfigError(f"TileBroadcastOneBlk: COMPUTE_LENGTH must be a positive int, got {compute_length!r}")
+        self.compute_length = compute_length
+        self.blk = BYTE_PER_BLK * 8 // self.element.bits
+
+    def __call__(self, out: LocalTensor, src: LocalTensor) -> None:
+        n, b = self.compute_length, self.blk
+        out.view(n * b).reshape(n, b)[:] = src.view(n)[:, None]
+        _emit(out, "TileBroadcastOneBlk", n * b)
+
+
+class TileOneBlkColumnBroadcastMul:
+    """CATLASS ``TileOneBlkColumnBroadcastMul<ArchTag, ComputeType, TileShape>``:
+    ``out[i][c] = in0[i][c] * in1blk[i*B + c % B]`` (with ``in1blk`` from :class:`TileBroadcastOneBlk` this
+    multiplies row i by one per-row value)."""
+
+    def __init__(self, arch, compute_type, tile_shape):
+        self.arch = get_arch(arch)
+        self.element = _compute_dtype("TileOneBlkColumnBroadcastMul", compute_type)
+        self.tile_shape = _tile_shape("TileOneBlkColumnBroadcastMul", tile_shape)
+        self.blk = BYTE_PER_BLK * 8 // self.element.bits
+        if self.tile_shape.column % self.blk:
+            raise ConfigError(
+                f"TileOneBlkColumnBroadcastMul: COLUMN ({self.tile_shape.column}) must be a multiple of the "
+                f"{self.blk}-element block"
+            )
+
+    def __call__(self, out: LocalTensor, in0: LocalTensor, in1: LocalTensor) -> None:
+        r, c = self.tile_shape
+        b = self.blk
+        blocks = in1.view(r * b).reshape(r, 1, b)
+        res = in0.view(r * c).reshape(r, c // b, b) * blocks
+        out.view(r * c).reshape(r, c // b, b)[:] = res
+        _emit(out, "TileOneBlkColumnBroadcastMul", r * c)
+
+
+class TileCast:
+    """CATLASS ``Epilogue::Tile::TileCast<ArchTag, DstType, SrcType, TileShape>``: Ascend C ``Cast`` over the
+    whole tile with ``round_mode`` (RINT by default)."""
+
+    def __init__(self, arch, dst_type, src_type, tile_shape, round_mode: RoundMode = RoundMode.RINT):
+        self.arch = get_arch(arch)
+        self.dst = dst_type.element if isinstance(dst_type, GemmType) else get_dtype(dst_type)
+        self.src = src_type.element if isinstance(src_type, GemmType) else get_dtype(src_type)
+        self.tile_shape = _tile_shape("TileCast", tile_shape)
+        self.round_mode = RoundMode(round_mode)
+
+    def __call__(self, out: LocalTensor, src: LocalTensor) -> None:
+        if out.dtype != self.dst or src.dtype != self.src:
+            raise ConfigError(
+                f"TileCast: assembled for {self.src} -> {self.dst}, called with {src.dtype} -> {out.dtype}"
+            )
+        vector_cast(out, src, self.round_mode, self.tile_shape.count)
