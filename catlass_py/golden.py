@@ -11,8 +11,25 @@ from __future__ import annotations
 import numpy as np
 
 from catlass_py.errors import ArgumentError
+from catlass_py.numerics.compare import (
+    CompareResult,
+    ErrorMetrics,
+    compare_data,
+    compare_data_bfloat16,
+    compare_exact,
+    error_metrics,
+)
 
-__all__ = ["grouped_matmul_slice_m_per_token_dequant", "matmul"]
+__all__ = [
+    "CompareResult",
+    "ErrorMetrics",
+    "compare_data",
+    "compare_data_bfloat16",
+    "compare_exact",
+    "error_metrics",
+    "grouped_matmul_slice_m_per_token_dequant",
+    "matmul",
+]
 
 # |int8 * int8| <= 2^14, so a K-long int8 dot product (and every partial sum of it, in any order) is an
 # integer of magnitude <= K * 2^14. float64 holds every integer below 2^53 exactly, so a float64 BLAS

@@ -55,6 +55,8 @@ class WorkloadReport:
 class WorkloadRecorder(Observer):
     """Observer that builds a :class:`WorkloadReport` (``.report``) for one launch."""
 
+    interests = frozenset({"marker", "cross_core"})
+
     def __init__(self):
         self.report = WorkloadReport()
 

@@ -96,16 +96,16 @@ class CoreContext:
 
     # -- events ----------------------------------------------------------------------------------
     def emit(self, pipe: Pipe, op: str, *, nbytes: int = 0, flops: int = 0, gm_reads=(), gm_writes=(), info=None) -> None:
-        """Publish one instruction event (callers test ``ctx.bus.active`` first to skip building args)."""
+        """Publish one instruction event (callers test ``ctx.bus.instructions`` first to skip building args)."""
         bus = self.bus
-        if bus.active:
+        if bus.instructions:
             bus.publish(InstructionEvent(bus.next_seq(), self.core, pipe, op, nbytes, flops, tuple(gm_reads), tuple(gm_writes), info))
 
     def mark(self, kind: str, **data) -> None:
         """Annotate the run (e.g. ``ctx.mark('block', index=7)``); observers such as the workload report
         collect these. Free when nobody listens."""
         bus = self.bus
-        if bus.active:
+        if bus.markers:
             bus.publish(MarkerEvent(bus.next_seq(), self.core, kind, data))
 
     # -- intra-core pipe synchronisation ---------------------------------------------------------
@@ -114,7 +114,7 @@ class CoreContext:
         self._check_event(event, event_id)
         seq = self.bus.next_seq()
         self._events.setdefault((event, event_id), deque()).append(seq)
-        if self.bus.active:
+        if self.bus.sync:
             self.bus.publish(SetFlagEvent(seq, self.core, event, event_id))
 
     def wait_flag(self, event: HardEvent, event_id: int = 0) -> None:
@@ -131,14 +131,14 @@ class CoreContext:
             )
         else:
             source = 0
-        if self.bus.active:
+        if self.bus.sync:
             self.bus.publish(WaitFlagEvent(self.bus.next_seq(), self.core, event, event_id, source))
 
     def pipe_barrier(self, pipe: Pipe = Pipe.ALL) -> None:
         """``AscendC::PipeBarrier<pipe>()``: later instructions of ``pipe`` wait for earlier ones."""
         if not isinstance(pipe, Pipe):
             raise ArgumentError(f"pipe: expected a Pipe, got {pipe!r}")
-        if self.bus.active:
+        if self.bus.sync:
             self.bus.publish(PipeBarrierEvent(self.bus.next_seq(), self.core, pipe))
 
     def pending_intra_core_flags(self) -> list[tuple[HardEvent, int, int]]:
@@ -159,7 +159,7 @@ class CoreContext:
         if not isinstance(pipe, Pipe):
             raise ArgumentError(f"pipe: expected a Pipe, got {pipe!r}")
         seq = self.bus.next_seq()
-        if self.bus.active:
+        if self.bus.cross_core:
             self.bus.publish(CrossCoreSetEvent(seq, self.core, fid, mode, pipe))
         launch.flag_set(self, fid, mode, seq)
 
@@ -168,7 +168,7 @@ class CoreContext:
         launch = self._require_launch("cross_core_wait_flag")
         fid = flag_id_of(flag)
         sources, blocked = launch.flag_wait(self, fid)
-        if self.bus.active:
+        if self.bus.cross_core:
             self.bus.publish(CrossCoreWaitEvent(self.bus.next_seq(), self.core, fid, sources, blocked))
 
     def cross_core_barrier(self, mode: int = 0, pipe: Pipe = Pipe.ALL) -> None:

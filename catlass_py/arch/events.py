@@ -184,8 +184,19 @@ class MarkerEvent(Event):
     data: dict = field(default_factory=dict)
 
 
+INSTRUCTION, SYNC, CROSS_CORE, MARKER, CORE = "instruction", "sync", "cross_core", "marker", "core"
+EVENT_KINDS = frozenset({INSTRUCTION, SYNC, CROSS_CORE, MARKER, CORE})
+
+
 class Observer:
-    """Base class of bus subscribers. Override any of the three hooks."""
+    """Base class of bus subscribers. Override any of the three hooks.
+
+    ``interests`` names the event kinds the observer needs ('instruction', 'sync' (intra-core flags and
+    barriers), 'cross_core', 'marker', 'core' (start/end)); ``None`` means all. The machine skips building
+    events nobody is interested in, so a marker-only observer leaves the instruction path free.
+    """
+
+    interests: frozenset[str] | None = None
 
     def on_launch_start(self, launch_info: "LaunchInfo") -> None:
         """Called once before any core runs."""
@@ -209,13 +220,26 @@ class LaunchInfo:
 
 
 class ObserverBus:
-    """Fan-out of events to observers. ``active`` is False when nobody listens (builders then skip work)."""
+    """Fan-out of events to observers.
 
-    __slots__ = ("_observers", "active", "_seq")
+    ``active`` is False when nobody listens; ``instructions``, ``sync``, ``cross_core``, ``markers`` and
+    ``cores`` tell whether anyone wants that kind of event, so that publishers skip building the others.
+    """
+
+    __slots__ = ("_observers", "active", "instructions", "sync", "cross_core", "markers", "cores", "_seq")
 
     def __init__(self, observers: Iterable[Observer] = ()):
         self._observers = tuple(observers)
         self.active = bool(self._observers)
+        wanted: set[str] = set()
+        for obs in self._observers:
+            kinds = getattr(obs, "interests", None)
+            wanted |= EVENT_KINDS if kinds is None else set(kinds)
+        self.instructions = INSTRUCTION in wanted
+        self.sync = SYNC in wanted
+        self.cross_core = CROSS_CORE in wanted
+        self.markers = MARKER in wanted
+        self.cores = CORE in wanted
         self._seq = 0
 
     @property

@@ -136,10 +136,10 @@ class _Launch:
             return
         bus = self.bus
         try:
-            if bus.active:
+            if bus.cores:
                 bus.publish(CoreStartEvent(bus.next_seq(), run.ctx.core))
             run.fn(run.ctx, self.params)
-            if bus.active:
+            if bus.cores:
                 bus.publish(CoreEndEvent(bus.next_seq(), run.ctx.core))
         except _Abort:
             return

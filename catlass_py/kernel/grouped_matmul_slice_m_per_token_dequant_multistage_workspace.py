@@ -140,7 +140,7 @@ class GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace:
         """Rows of group g (``groupList.GetValue``: scalar GM reads) and the new prefix value."""
         gl = params.ptr_group_list
         value = int(gl.view(g + 1)[g])
-        if ctx.bus.active:
+        if ctx.bus.instructions:
             ctx.emit(Pipe.S, "GetValue", gm_reads=(gl.access(g, 1),))
         return value - prev, value
 

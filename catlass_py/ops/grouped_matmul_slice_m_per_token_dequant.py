@@ -6,6 +6,7 @@ for the step-by-step version) and runs on the simulated Atlas A2 AI cores.
 
 from __future__ import annotations
 
+import importlib
 from functools import lru_cache
 
 import numpy as np
@@ -13,68 +14,21 @@ import numpy as np
 from catlass_py.analysis.workload import WorkloadRecorder, WorkloadReport
 from catlass_py.arch.memory import GlobalBuffer
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
-from catlass_py.epilogue import (
-    BlockEpilogue,
-    EpilogueAtlasA2PerTokenDequant,
-    EpilogueHorizontalTileSwizzle,
-)
 from catlass_py.errors import ArgumentError
-from catlass_py.gemm import (
-    BlockMmad,
-    GemmCoord,
-    GemmIdentityBlockSwizzle,
-    GemmShape,
-    GemmType,
-    MmadAtlasA2PreloadAsyncWithCallback,
-)
+from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm, GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace
-from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.ops._validate import as_array, check_core_num, check_group_list, check_shape
-from catlass_py.tile import (
-    CopyGmToL1GMMPTD,
-    EpilogueTileCopy,
-    TileBroadcastOneBlk,
-    TileCopy,
-    TileOneBlkColumnBroadcastMul,
-    TileRowBroadcastMul,
-)
 
 
 @lru_cache(maxsize=16)
 def build_kernel(arch: ArchSpec = ATLAS_A2, out_dtype: str = "bfloat16", *, policy=None, workspace_stages: int = 2,
                  ub_stages: int = 2) -> GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace:
-    """Assemble example 10's kernel (L1 128x256x512, L0 128x256x128, PreloadAsyncWithCallback<1,2,2,2,1,false,true>,
-    per-token dequant epilogue with 32x256 tiles, GemmIdentityBlockSwizzle<3,0>, 2 workspace stages).
-
-    ``out_dtype`` ('bfloat16' or 'float16') is the type of D and of both scales. ``policy``,
-    ``workspace_stages`` and ``ub_stages`` swap the corresponding template parameters.
-    """
-    l1 = GemmShape(128, 256, 512)
-    l0 = GemmShape(128, 256, 128)
-    a_type = GemmType("int8", RowMajor)
-    b_type = GemmType("int8", RowMajor)
-    c_type = GemmType("int32", RowMajor)
-    if policy is None:
-        policy = MmadAtlasA2PreloadAsyncWithCallback(1, 2, 2, 2, 1, False, True)
-    tile_copy = TileCopy(arch, a_type, b_type, c_type).replace(copy_gm_to_l1_a=CopyGmToL1GMMPTD(arch, a_type))
-    block_mmad = BlockMmad(policy, l1, l0, a_type, b_type, c_type, tile_copy=tile_copy)
-
-    scale_type = GemmType(out_dtype, VectorLayout)
-    per_token_scale_type = GemmType(out_dtype, VectorLayout)
-    d_type = GemmType(out_dtype, RowMajor)
-    compute_type = GemmType("float32", RowMajor)
-    tile_shape = (32, 256)
-    block_epilogue = BlockEpilogue(
-        EpilogueAtlasA2PerTokenDequant(ub_stages), c_type, scale_type, per_token_scale_type, d_type,
-        TileRowBroadcastMul(arch, compute_type, tile_shape),
-        TileBroadcastOneBlk(arch, compute_type, tile_shape[0]),
-        TileOneBlkColumnBroadcastMul(arch, compute_type, tile_shape),
-        EpilogueTileCopy(arch, c_type, scale_type, per_token_scale_type, d_type),
-        EpilogueHorizontalTileSwizzle,
-    )
-    return GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace(
-        block_mmad, block_epilogue, GemmIdentityBlockSwizzle(3, 0), workspace_stages, "int64"
-    )
+    """Example 10's kernel (L1 128x256x512, L0 128x256x128, PreloadAsyncWithCallback<1,2,2,2,1,false,true>,
+    per-token dequant epilogue on 32x256 tiles, GemmIdentityBlockSwizzle<3,0>, 2 workspace stages), assembled
+    by ``examples/10_grouped_matmul_slice_m_per_token_dequant.py``; the keywords swap template parameters."""
+    example = importlib.import_module("catlass_py.examples.10_grouped_matmul_slice_m_per_token_dequant")
+    return example.assemble(arch, out_dtype=out_dtype, dispatch_policy=policy, workspace_stages=workspace_stages,
+                            ub_stages=ub_stages)
 
 
 def validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch) -> tuple[int, int, int, int, str]:

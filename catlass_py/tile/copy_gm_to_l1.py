@@ -61,7 +61,7 @@ class CopyGmToL1:
         # The zero fill of the last 32-byte chunk may reach into the layout's padding columns.
         local_write(dst, layout_dst.get_tile_layout(*data.shape), data, what)
         ctx = dst.ctx
-        if ctx is not None and ctx.bus.active:
+        if ctx is not None and ctx.bus.instructions:
             ctx.emit(
                 Pipe.MTE2, self.op_name, nbytes=self.gm_type.element.nbytes(rows * cols),
                 gm_reads=(gm_access(src, layout_src, rows, cols),),
@@ -77,12 +77,13 @@ class CopyGmToL1:
             return pad_cols(data, round_up(cols, self.c0)), (rows if layout_src.stride[0] >= STRIDE_LIMIT else 1)
         if isinstance(layout_src, ColumnMajor):
             return pad_rows(data, round_up(rows, self.c0)), (cols if layout_src.stride[1] >= STRIDE_LIMIT else 1)
-        # zN -> zN / nZ -> nZ move whole 32-byte panels (the panel's padding travels with it).
+        # zN -> zN / nZ -> nZ move whole 32-byte panels (the panel's padding travels with it): widen the
+        # source tile layout (same strides) so that the padding columns (rows) of the last panel are addressable.
         if isinstance(layout_src, zN):
-            full = gm_read(src, layout_src, rows, round_up(cols, self.c0), what)
-            return full, 1
-        full = gm_read(src, layout_src, round_up(rows, self.c0), cols, what)
-        return full, 1
+            wide = layout_src.get_tile_layout(rows, round_up(cols, self.c0))
+            return gm_read(src, wide, wide.rows, wide.cols, what), 1
+        wide = layout_src.get_tile_layout(round_up(rows, self.c0), cols)
+        return gm_read(src, wide, wide.rows, wide.cols, what), 1
 
 
 class CopyGmToL1GMMPTD(CopyGmToL1):
@@ -110,6 +111,8 @@ class CopyGmToL1GMMPTD(CopyGmToL1):
         if rows == 1 and cols > 0:
             width = round_up(cols, self.c0)
             row = src.view()  # from the row start to the end of the allocation
+            if row.size < cols:  # the row itself must lie in GM; only the last chunk's overhang may not
+                gm_read(src, layout_src, rows, cols, what)  # raises OutOfBoundsError naming the tensor
             take = min(width, row.size)
             data = np.empty((1, width), dtype=row.dtype)
             data[0, :take] = row[:take]

@@ -57,7 +57,7 @@ class CopyGm2Ub:
             if rows and cols:
                 local_write(dst, layout_dst, gm_read(src, layout_src, rows, cols, "CopyGm2Ub"), "CopyGm2Ub")
         ctx = dst.ctx
-        if ctx is not None and ctx.bus.active:
+        if ctx is not None and ctx.bus.instructions:
             r, c = _rows_cols(layout_src)
             ctx.emit(Pipe.MTE2, "CopyGm2Ub", nbytes=self.gm_type.element.nbytes(rows * cols),
                      gm_reads=(gm_access(src, layout_src, r, c),), info={"rows": rows, "cols": cols})
@@ -85,7 +85,7 @@ class CopyUb2Gm:
             if rows and cols:
                 gm_write(dst, layout_dst, local_read(src, layout_src, rows, cols, "CopyUb2Gm"), "CopyUb2Gm")
         ctx = src.ctx
-        if ctx is not None and ctx.bus.active:
+        if ctx is not None and ctx.bus.instructions:
             r, c = _rows_cols(layout_dst)
             ctx.emit(Pipe.MTE3, "CopyUb2Gm", nbytes=self.gm_type.element.nbytes(rows * cols),
                      gm_writes=(gm_access(dst, layout_dst, r, c),), info={"rows": rows, "cols": cols})

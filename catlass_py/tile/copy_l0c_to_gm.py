@@ -65,7 +65,7 @@ class CopyL0CToGm:
         out = fixpipe_convert(acc, self.quant_mode, self.gm_type.element, scale=factor, relu=self.relu)
         gm_write(dst, layout_dst, out, "CopyL0CToGm")
         ctx = src.ctx
-        if ctx is not None and ctx.bus.active:
+        if ctx is not None and ctx.bus.instructions:
             ctx.emit(Pipe.FIX, "Fixpipe", nbytes=self.gm_type.element.nbytes(m * n),
                      gm_writes=(gm_access(dst, layout_dst, m, n),),
                      info={"m": m, "n": n, "quant": self.quant_mode.value, "relu": self.relu})

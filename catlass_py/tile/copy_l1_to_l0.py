@@ -41,7 +41,7 @@ class _CopyL1ToL0:
         # Whole fractals move: address the padding too by widening the destination to its padded shape.
         local_write(dst, layout_dst.get_tile_layout(rows, cols), data, self.op_name)
         ctx = dst.ctx
-        if ctx is not None and ctx.bus.active:
+        if ctx is not None and ctx.bus.instructions:
             ctx.emit(Pipe.MTE1, self.op_name, nbytes=self.l1_type.element.nbytes(rows * cols),
                      info={"rows": rows, "cols": cols})
 

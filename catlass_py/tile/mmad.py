@@ -70,7 +70,7 @@ class TileMmad:
             start = local_read(l0c, layout_c, m, n, "TileMmad (C)")
         local_write(l0c, layout_c, self._accumulate(start, acc, m, n), "TileMmad (C)")
         ctx = l0c.ctx
-        if ctx is not None and ctx.bus.active:
+        if ctx is not None and ctx.bus.instructions:
             ctx.emit(Pipe.M, "Mmad", flops=2 * m * n * k,
                      nbytes=self.element_a.nbytes(m * k) + self.element_b.nbytes(k * n),
                      info={"m": m, "n": n, "k": k, "init_c": init_c, "dtype": self.element_a.name})

@@ -25,7 +25,7 @@ BYTE_PER_BLK = 32
 
 def _emit(t: LocalTensor, op: str, elements: int, **info) -> None:
     ctx = t.ctx
-    if ctx is not None and ctx.bus.active:
+    if ctx is not None and ctx.bus.instructions:
         ctx.emit(Pipe.V, op, flops=elements, nbytes=t.dtype.nbytes(elements), info=info or None)
 
 

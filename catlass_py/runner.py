@@ -1,0 +1,97 @@
+"""What runnable examples share: the result record, CATLASS-style argument parsing and a progress observer.
+
+An example module (``examples/NN_name.py``, importable as ``catlass_py.examples.NN_name``) defines:
+
+* ``USAGE``: the positional arguments, as CATLASS's usage line (e.g. ``"problem_count m n k [device_id]"``);
+* ``SUMMARY``: one line for ``catlass-py list``;
+* ``assemble(...)``: the kernel, built step by step like the C++ example;
+* ``run(argv, *, cores=None, seed=None, observers=(), progress=None) -> ExampleResult``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from catlass_py.arch.events import MarkerEvent, Observer
+from catlass_py.arch.pipes import CoreType
+from catlass_py.errors import ArgumentError
+
+
+@dataclass
+class ExampleResult:
+    """Outcome of one example run: CATLASS's compare verdict plus what the simulation saw."""
+
+    example: str
+    passed: bool
+    error_count: int
+    max_abs_error: float
+    seconds: float
+    blocks_per_core: list[int]
+    shape: dict[str, int]
+    cores: int
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        """CATLASS's line: 'Compare success.' or 'Compare failed. Error count: N'."""
+        return "Compare success." if self.passed else f"Compare failed. Error count: {self.error_count}"
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["verdict"] = self.verdict
+        return d
+
+
+def parse_positional(name: str, usage: str, argv: list[str]) -> list[int]:
+    """CATLASS's option parsing: the required positional ints of ``usage`` (optional ones in brackets, e.g.
+    ``[device_id]``), read with ``atoi`` semantics except that garbage is an error here."""
+    words = usage.split()
+    required = [w for w in words if not w.startswith("[")]
+    if not len(required) <= len(argv) <= len(words):
+        raise ArgumentError(f"usage: {name} {usage}")
+    out = []
+    for label, text in zip(words, argv):
+        try:
+            out.append(int(text, 10))
+        except ValueError:
+            raise ArgumentError(f"{label.strip('[]')}: expected an integer, got {text!r} (usage: {name} {usage})") from None
+    return out
+
+
+def example_names() -> list[str]:
+    """Names of the runnable examples, sorted."""
+    import catlass_py.examples as pkg
+
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+
+
+def load_example(name: str):
+    """Import example ``name`` (or a unique prefix such as ``10``)."""
+    names = example_names()
+    matches = [n for n in names if n == name] or [n for n in names if n.startswith(name)]
+    if len(matches) != 1:
+        hint = f"one of {', '.join(names)}" if not matches else f"ambiguous: {', '.join(matches)}"
+        raise ArgumentError(f"example: expected {hint}; got {name!r}")
+    return importlib.import_module(f"catlass_py.examples.{matches[0]}")
+
+
+class BlockProgress(Observer):
+    """Progress hook of a run: the example calls ``set_total(blocks)`` before launching; every output block a
+    cube core starts (``ctx.mark('block')``) then calls ``advance(1)``."""
+
+    interests = frozenset({"marker"})
+
+    def __init__(self, advance, set_total=None):
+        self.advance = advance
+        self._set_total = set_total
+
+    def set_total(self, total: int) -> None:
+        if self._set_total is not None:
+            self._set_total(total)
+
+    def on_event(self, e) -> None:
+        if isinstance(e, MarkerEvent) and e.kind == "block" and e.core.type is CoreType.AIC:
+            self.advance(1)
