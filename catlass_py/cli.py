@@ -35,11 +35,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _list(console: Console) -> int:
+    names = example_names()
     table = Table(title="catlass-py examples", show_lines=False)
-    table.add_column("example")
+    # Names are what users type: never truncate them, let the description wrap instead.
+    table.add_column("example", no_wrap=True, min_width=max(map(len, names), default=7))
     table.add_column("arguments")
     table.add_column("what it computes")
-    for name in example_names():
+    for name in names:
         mod = load_example(name)
         table.add_row(name, getattr(mod, "USAGE", ""), getattr(mod, "SUMMARY", ""))
     console.print(table)

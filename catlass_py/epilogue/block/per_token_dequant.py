@@ -243,10 +243,12 @@ class _PerTokenDequantBlock:
                 duplicate(self.ub_d[s], 0, count)
                 ctx.set_flag(HardEvent.V_MTE3, s)
                 ctx.wait_flag(HardEvent.V_MTE3, s)
-                copy.copy_ub_to_gm_d(p.ptr_d[p.layout_d.offset(*off)], self.ub_d[s],
-                                     p.layout_d.get_tile_layout(*tshape), RowMajor(tshape.row, tshape.column, tile_shape.column))
+                gm_tile_d = p.ptr_d[p.layout_d.offset(*off)]
+                copy.copy_ub_to_gm_d(gm_tile_d, self.ub_d[s], p.layout_d.get_tile_layout(*tshape),
+                                     RowMajor(tshape.row, tshape.column, tile_shape.column))
                 ctx.set_flag(HardEvent.MTE3_V, s)
-                ctx.mark("epilogue_tile", row=off.row, col=off.column, rows=tshape.row, cols=tshape.column, zero=True)
+                ctx.mark("epilogue_tile", tile=loop, row=off.row, col=off.column, rows=tshape.row, cols=tshape.column,
+                         d_offset=gm_tile_d.element_offset, zero=True)
                 self.ub_list_id = (s + 1) % spec.ub_stages
             return
         if callback is not None:
@@ -305,7 +307,10 @@ class _PerTokenDequantBlock:
             ctx.set_flag(HardEvent.V_MTE3, s)
 
             ctx.wait_flag(HardEvent.V_MTE3, s)
-            copy.copy_ub_to_gm_d(p.ptr_d[p.layout_d.offset(*off)], self.ub_d[s], p.layout_d.get_tile_layout(*tshape), ub_layout)
+            gm_tile_d = p.ptr_d[p.layout_d.offset(*off)]
+            copy.copy_ub_to_gm_d(gm_tile_d, self.ub_d[s], p.layout_d.get_tile_layout(*tshape), ub_layout)
             ctx.set_flag(HardEvent.MTE3_V, s)
-            ctx.mark("epilogue_tile", row=off.row, col=off.column, rows=tshape.row, cols=tshape.column, zero=False)
+            # row/col: the tile's origin in this group's D; d_offset: its element offset in the whole D buffer.
+            ctx.mark("epilogue_tile", tile=loop, row=off.row, col=off.column, rows=tshape.row, cols=tshape.column,
+                     d_offset=gm_tile_d.element_offset, zero=False)
             self.ub_list_id = (s + 1) % spec.ub_stages
