@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from catlass_py.arch.pipes import HardEvent
+from catlass_py.errors import ArgumentError
 from catlass_py.gemm.block._base import BlockMmadSpec
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2PreloadAsync
@@ -156,8 +157,12 @@ class _PreloadAsyncBlock:
         spec, ctx = self.spec, self.ctx
         p = spec.policy
         if not spec.WITH_CALLBACK:
-            # PreloadAsync's single callback is the C++ `callback`, invoked after the fixpipe.
-            callback_before_fixpipe, callback_after_fixpipe = None, callback_before_fixpipe
+            # PreloadAsync's single callback is the C++ `callback`, invoked after the fixpipe; it arrives as the
+            # 8th positional argument or as callback_after_fixpipe= (never drop one silently).
+            if callback_before_fixpipe is not None and callback_after_fixpipe is not None:
+                raise ArgumentError(f"{spec.name} takes one callback (run after the fixpipe), got two")
+            if callback_before_fixpipe is not None:
+                callback_before_fixpipe, callback_after_fixpipe = None, callback_before_fixpipe
         m, n, k = GemmCoord(*actual_shape)
         l1 = spec.l1_tile_shape
         k_tiles = ceil_div(k, l1.k)
