@@ -159,3 +159,16 @@ def test_policy_without_implementation_and_mismatched_tile_copy():
         BlockMmad(cb(1, 2, 2, 2, 1), L1_EX10, L0_EX10, I8, I8, I32, tile_copy=other)
     with pytest.raises(ConfigError):
         BlockMmad(cb(1, 2, 2, 2, 1), L1_EX10, L0_EX10, I8, GemmType("float16", RowMajor), I32)
+
+
+def test_tile_rounded_to_fractals_must_not_overlap_the_next_stage():
+    # fp32 B with L1.K = 8: zN rounds the 8 rows up to one 16-row fractal, so each 512-byte B stage would be
+    # stored across 1024 bytes and overwrite the next stage (CATLASS lets this through).
+    from catlass_py.errors import ConfigError
+    from catlass_py.gemm import BlockMmad, GemmType, MmadAtlasA2Pingpong
+    from catlass_py.layout import RowMajor
+
+    f32 = GemmType("float32", RowMajor)
+    with pytest.raises(ConfigError, match=r"L1 B tile is stored as zN.*spans 1024 bytes.*512 bytes apart"):
+        BlockMmad(MmadAtlasA2Pingpong(), (16, 16, 8), (16, 16, 8), f32, f32, f32)
+    BlockMmad(MmadAtlasA2Pingpong(), (16, 16, 16), (16, 16, 8), f32, f32, f32)  # 16 rows: fits

@@ -70,6 +70,24 @@ class BlockMmadSpec:
         self.l0b_tile_size = self.element_b.nbytes(l0.k * l0.n)
         self.l1a_layout = self.layout_a_in_l1.make_layout(self.element_a, l1.m, l1.k)
         self.l1b_layout = self.layout_b_in_l1.make_layout(self.element_b, l1.k, l1.n)
+        # Stages are spaced by the tile size, but a tile is stored in whole fractals: if rounding the tile up to
+        # fractals makes it larger (fp32 with a dimension that is a multiple of 8 but not 16, say), consecutive
+        # stages overlap and results are silently wrong on hardware. CATLASS does not check this.
+        l0a_tile_layout = self.layout_a_in_l0.make_layout(self.element_a, l0.m, l0.k)
+        l0b_tile_layout = self.layout_b_in_l0.make_layout(self.element_b, l0.k, l0.n)
+        for label, layout, element, stage_bytes in (
+            ("L1 A", self.l1a_layout, self.element_a, self.l1a_tile_size),
+            ("L1 B", self.l1b_layout, self.element_b, self.l1b_tile_size),
+            ("L0A", l0a_tile_layout, self.element_a, self.l0a_tile_size),
+            ("L0B", l0b_tile_layout, self.element_b, self.l0b_tile_size),
+        ):
+            spans = element.nbytes(layout.capacity)
+            if spans > stage_bytes:
+                raise ConfigError(
+                    f"{what}: the {label} tile is stored as {layout!r}, which spans {spans} bytes in whole fractals, "
+                    f"but stages are {stage_bytes} bytes apart, so consecutive stages would overlap; make the tile "
+                    f"dimensions multiples of the fractal sides"
+                )
 
     # -- helpers for subclasses --------------------------------------------------------------------
     @staticmethod
