@@ -27,7 +27,7 @@ class CopyL0CToGm:
 
     Reads the (m x n) block from L0C (zN, 16x16 fractals), converts it with the quant mode that CATLASS's
     table picks for (accumulator, destination, granularity), applies ReLU if enabled, and writes exactly
-    m x n elements of the row-major (or zN) destination. PER_TENSOR takes its scale at construction
+    m x n elements of a row-major destination (a zN destination receives whole fractals, as ``CFG_NZ`` does). PER_TENSOR takes its scale at construction
     (``scale``, the C++ ``Params{scalar}``); PER_CHANNEL takes an FB tensor of uint64 quant words per call.
     """
 
@@ -55,6 +55,11 @@ class CopyL0CToGm:
         ``scale``: FB tensor of n uint64 quant words (PER_CHANNEL only), one per output column.
         """
         m, n = layout_dst.rows, layout_dst.cols
+        if isinstance(layout_dst, zN):
+            # NZ output (CFG_NZ) moves whole fractals: mSize/nSize are the destination's padded extents.
+            m, n = layout_dst.padded_shape
+            layout_dst = layout_dst.get_tile_layout(m, n)
+            layout_src = layout_src.get_tile_layout(m, n)
         acc = local_read(src, layout_src, m, n, "CopyL0CToGm")
         if self.quant_mode in VECTOR_MODES:
             if scale is None:

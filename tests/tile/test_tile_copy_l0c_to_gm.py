@@ -278,3 +278,22 @@ def test_relu_with_dequant():
     vals[0, :3] = [-8, 8, 0]
     out = Fix("int32", 16, 16, vals).store("float16", 1, 3, 3, gran=PT, relu=True, scale=0.5)
     np.testing.assert_array_equal(out[0], np.array([0, 4, 0], np.float16))
+
+
+@pytest.mark.parametrize("dst, m, n", [("float32", 20, 20), ("int32", 16, 9), ("float32", 33, 40)])
+def test_nz_destination_receives_whole_fractals(dst, m, n):
+    # CFG_NZ stores whole fractals: rows rounded to 16 and columns to the destination's C0 (8 for 32-bit),
+    # e.g. a 20 x 20 fp32 store covers 32 x 24 elements of the zN destination.
+    acc = "float32" if dst == "float32" else "int32"
+    mr, nr = rup(m, 16), rup(n, 16)
+    rng = np.random.default_rng(m * n)
+    vals = rng.integers(-1000, 1000, size=(mr, nr)).astype(_np(acc))
+    fix = Fix(acc, mr, nr, vals)
+    layout = zN.make_layout(dst, m, n)
+    rows, cols = rup(m, 16), rup(n, 8)
+    assert layout.padded_shape == (rows, cols)
+    gm = GlobalBuffer.empty(layout.capacity * 4 + 64, "C", fill=SENT)
+    CopyL0CToGm(A2, acc, GemmType(dst, zN))(gm.tensor(dst), fix.l0c, layout, fix.layout_src)
+    got = layout.get_tile_layout(rows, cols).unpack(gm.raw[: layout.capacity * 4].view(_np(dst)))
+    np.testing.assert_array_equal(got, vals[:rows, :cols])
+    assert np.all(gm.raw[layout.capacity * 4:] == SENT)
