@@ -191,8 +191,9 @@ def _fold(shape, bstr, nstr, itemsize):
     return tuple(shape), np.dtype(f"V{item}"), tuple(bstr), tuple(nstr)
 
 
-def make_plan(elem_pieces, itemsize: int) -> Plan:
-    """Turn pieces in element units into a :class:`Plan` in bytes for a given item size."""
+def make_plan(elem_pieces, itemsize: int, fold: bool = True) -> Plan:
+    """Turn pieces in element units into a :class:`Plan` in bytes for a given item size (``fold=False``
+    keeps real element views, needed when the elements are computed on rather than copied)."""
     pieces = []
     max_off = -1
     for shape, boff, bstr, noff, nstr in elem_pieces:
@@ -200,21 +201,23 @@ def make_plan(elem_pieces, itemsize: int) -> Plan:
             continue
         top = boff + sum((n - 1) * s for n, s in zip(shape, bstr))
         max_off = max(max_off, top)
-        fshape, dt, fb, fn = _fold(
-            shape, tuple(s * itemsize for s in bstr), tuple(s * itemsize for s in nstr), itemsize
-        )
+        bstr_b, nstr_b = tuple(s * itemsize for s in bstr), tuple(s * itemsize for s in nstr)
+        if fold:
+            fshape, dt, fb, fn = _fold(shape, bstr_b, nstr_b, itemsize)
+        else:
+            fshape, dt, fb, fn = tuple(shape), None, bstr_b, nstr_b
         pieces.append((fshape, dt, boff * itemsize, fb, noff * itemsize, fn))
     return Plan(tuple(pieces), max_off)
 
 
-def cached_plan(geom: tuple, rows: int, cols: int, itemsize: int, builder) -> Plan:
-    """Return the cached plan for ``(geom, rows, cols, itemsize)``, building it with ``builder`` once."""
-    key = (geom, rows, cols, itemsize)
+def cached_plan(geom: tuple, rows: int, cols: int, itemsize: int, builder, fold: bool = True) -> Plan:
+    """Return the cached plan for ``(geom, rows, cols, itemsize, fold)``, building it with ``builder`` once."""
+    key = (geom, rows, cols, itemsize, fold)
     plan = _PLAN_CACHE.get(key)
     if plan is None:
         if len(_PLAN_CACHE) >= _PLAN_CACHE_LIMIT:
             _PLAN_CACHE.clear()
-        plan = make_plan(builder(rows, cols), itemsize)
+        plan = make_plan(builder(rows, cols), itemsize, fold)
         _PLAN_CACHE[key] = plan
     return plan
 
@@ -264,6 +267,15 @@ def run_write(plan: Plan, buf: np.ndarray, src: np.ndarray) -> None:
             nd(shape, dt, buffer=buf, offset=boff, strides=bstr),
             nd(shape, dt, buffer=src, offset=noff, strides=nstr),
         )
+
+
+def run_accumulate(plan: Plan, buf: np.ndarray, src: np.ndarray) -> None:
+    """``buf[piece] += src[piece]`` for every piece (an unfolded plan); integer sums wrap like hardware."""
+    bdt = buf.dtype
+    nd = np.ndarray
+    for shape, _dt, boff, bstr, noff, nstr in plan.pieces:
+        view = nd(shape, bdt, buffer=buf, offset=boff, strides=bstr)
+        np.add(view, nd(shape, bdt, buffer=src, offset=noff, strides=nstr), out=view)
 
 
 def check_dtype(buf: np.ndarray, data: np.ndarray, name: str) -> None:
@@ -393,6 +405,15 @@ class MatrixLayout(Layout):
         Every element of ``buf`` outside that region is left untouched (CATLASS relies on stale rows).
         ``nd`` must have the dtype of ``buf``: layouts move elements, they never convert them.
         """
+        run_write(*self._scatter_plan(buf, nd, fold=True))
+
+    def accumulate(self, buf: np.ndarray, nd: np.ndarray) -> None:
+        """``region += nd`` in place for region ``[0:r, 0:c]`` of ``buf`` (an accumulator update, e.g. the
+        cube's ``C += A @ B`` in L0C); same rules as :meth:`write`. Integer sums wrap like hardware."""
+        run_accumulate(*self._scatter_plan(buf, nd, fold=False))
+
+    def _scatter_plan(self, buf: np.ndarray, nd: np.ndarray, *, fold: bool):
+        """Validate a scatter of ``nd`` into ``buf``; return ``(plan, buf, contiguous nd)``."""
         if type(nd) is not np.ndarray:
             nd = np.asarray(nd)
         if nd.ndim != 2:
@@ -407,10 +428,10 @@ class MatrixLayout(Layout):
             check_dtype(buf, nd, "nd")
         if not nd.flags.c_contiguous:
             nd = np.ascontiguousarray(nd)
-        plan = cached_plan(self._geom, r, c, buf.itemsize, self._pieces)
+        plan = cached_plan(self._geom, r, c, buf.itemsize, self._pieces, fold)
         if plan.max_offset >= buf.shape[0]:
             check_bounds(self, plan, buf, "write")
-        run_write(plan, buf, nd)
+        return plan, buf, nd
 
     def pack(self, nd: np.ndarray, *, fill=0) -> np.ndarray:
         """Return a new flat buffer of ``capacity`` elements holding ``nd[r, c]`` at ``offset(r, c)``.

@@ -50,6 +50,14 @@ def local_write(t: LocalTensor, layout, data: np.ndarray, what: str) -> None:
         raise CapacityError(f"{what}: {t!r}: {exc}") from None
 
 
+def local_accumulate(t: LocalTensor, layout, data: np.ndarray, what: str) -> None:
+    """``region += data`` in place in a local tensor seen through ``layout`` (accumulator updates)."""
+    try:
+        layout.accumulate(t.view(), data)
+    except OutOfBoundsError as exc:
+        raise CapacityError(f"{what}: {t!r}: {exc}") from None
+
+
 def gm_access(gm: GlobalTensor, layout, rows: int, cols: int):
     """The bytes a (rows x cols) region of ``gm`` seen through ``layout`` occupies, as a GmAccess."""
     if isinstance(layout, RowMajor):

@@ -13,7 +13,7 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import element_accumulator, l0a_layout, l0b_layout
 from catlass_py.layout import L0C
-from catlass_py.tile._region import local_read, local_write
+from catlass_py.tile._region import local_accumulate, local_read, local_write
 
 # int8 products are at most 2**14 in magnitude, so a float32 dot product of up to 1024 of them is exact
 # (partial sums stay within 2**24); int4 products are at most 2**6.
@@ -62,13 +62,18 @@ class TileMmad:
             a = local_read(l0a, layout_a, m, k, "TileMmad (A)")
             b = local_read(l0b, layout_b, k, n, "TileMmad (B)")
             acc = self._product(a, b)
-        if bias is not None:
-            start = bias.view(n).astype(self.element_acc.numpy)[None, :]
-        elif init_c:
-            start = None
+        acc_t = self.element_acc.numpy
+        if bias is None and not init_c:
+            if acc is not None:  # C += A @ B in place (int32 wraps modulo 2**32 like the cube's accumulator)
+                local_accumulate(l0c, layout_c, acc.astype(acc_t, copy=False), "TileMmad (C)")
         else:
-            start = local_read(l0c, layout_c, m, n, "TileMmad (C)")
-        local_write(l0c, layout_c, self._accumulate(start, acc, m, n), "TileMmad (C)")
+            if bias is not None:  # C starts from the bias row (BT) broadcast down the m rows
+                c = np.repeat(bias.view(n).astype(acc_t)[None, :], m, 0)
+                if acc is not None:
+                    c += acc.astype(acc_t, copy=False)
+            else:
+                c = np.zeros((m, n), acc_t) if acc is None else acc.astype(acc_t, copy=False)
+            local_write(l0c, layout_c, c, "TileMmad (C)")
         ctx = l0c.ctx
         if ctx is not None and ctx.bus.instructions:
             ctx.emit(Pipe.M, "Mmad", flops=2 * m * n * k,
@@ -86,10 +91,3 @@ class TileMmad:
             return matmul_exact_int(a, b)
         return a.astype(np.float32) @ b.astype(np.float32)
 
-    def _accumulate(self, start, acc, m, n) -> np.ndarray:
-        # int32 + int32 in numpy wraps modulo 2**32, exactly like the cube's int32 accumulator.
-        acc_t = self.element_acc.numpy
-        if start is None:
-            return np.zeros((m, n), acc_t) if acc is None else acc.astype(acc_t, copy=False)
-        start = np.broadcast_to(start, (m, n)).astype(acc_t, copy=False)
-        return start if acc is None else start + acc.astype(acc_t, copy=False)
