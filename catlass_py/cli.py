@@ -2,17 +2,24 @@
 
     catlass-py list
     catlass-py run 10_grouped_matmul_slice_m_per_token_dequant 128 512 1024 2048 [--cores N] [--seed S] [--json]
+        [--trace out.json] [--timeline out.png] [--detect-races] [--seeds N]
 
 ``run`` prints CATLASS's verdict line ("Compare success." on stdout, or "Compare failed. Error count: N" on
-stderr) and a summary table; ``--json`` prints one JSON object instead. The exit status is 0 when the
-compare passes, 1 when it fails and 2 for bad arguments (CATLASS itself always exits 0).
+stderr) and a summary table with the cost model's predicted device time, cube utilisation and per-pipe busy
+fractions; ``--json`` prints one JSON object instead. ``--trace`` writes a Chrome/Perfetto trace,
+``--timeline`` a PNG (matplotlib), ``--detect-races`` checks every GM access pair for a happens-before order
+and reports unconsumed flag sets, ``--seeds N`` reruns under N adversarial interleavings and compares the
+outputs. The exit status is 0 when the compare passes, 1 when it fails (or a race is found, or the
+interleavings disagree) and 2 for bad arguments (CATLASS itself always exits 0).
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
+import warnings
 
 from rich.console import Console
 from rich.table import Table
@@ -31,6 +38,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--cores", type=int, default=None, help="AI cores to launch on (default: all of the arch)")
     run.add_argument("--seed", type=int, default=None, help="interleaving seed of the simulated cores")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
+    run.add_argument("--trace", metavar="PATH", default=None,
+                     help="write a Chrome/Perfetto trace of the predicted timeline (open in ui.perfetto.dev)")
+    run.add_argument("--timeline", metavar="PATH", default=None,
+                     help="draw a compact timeline PNG (needs matplotlib: pip install 'catlass-py[plot]')")
+    run.add_argument("--detect-races", action="store_true",
+                     help="check GM accesses of different cores for a happens-before order; report unconsumed flags")
+    run.add_argument("--seeds", type=int, default=0, metavar="N",
+                     help="also run N adversarial interleavings (seeds 0..N-1, switching after every flag set) "
+                          "and report whether the outputs differ")
     return parser
 
 
@@ -61,8 +77,81 @@ def _summary(result: ExampleResult) -> Table:
     for key, value in result.details.items():
         table.add_row(key.replace("_", " "), str(value))
     table.add_row("max |error|", f"{result.max_abs_error:.6g}")
+    cost = result.analysis.get("cost")
+    if cost:
+        launches = f"{cost['launches']} launches, " if cost.get("launches", 1) > 1 else ""
+        table.add_row("predicted device time", f"{cost['predicted_device_time_us']:.1f} us ({launches}{cost['arch']}, "
+                      f"{cost['clock_ghz']} GHz; bound by {cost['bound_by'].replace('_', ' ')})")
+        table.add_row("cube utilisation", f"{cost['cube_utilisation']:.1%}")
+        for ctype in ("AIC", "AIV"):
+            busy = [(k.split(".", 1)[1], v) for k, v in cost["pipe_busy"].items() if k.startswith(ctype + ".")]
+            if busy:
+                table.add_row(f"{ctype} pipes busy", "  ".join(f"{p} {v:.0%}" for p, v in busy))
+    races = result.analysis.get("races")
+    if races:
+        flags = races["unpaired_flags"]
+        checked = races["checked_accesses"]
+        table.add_row("races", "none" + (f" ({checked} accesses to writable GM checked)" if checked is not None else ""))
+        if flags is not None:
+            table.add_row("unpaired flag sets", "none" if not flags else f"{len(flags)}: " + "; ".join(flags[:4])
+                          + (" ..." if len(flags) > 4 else ""))
+    inter = result.analysis.get("interleavings")
+    if inter:
+        verdict = ("outputs DIFFER: " + f"{inter['distinct_outputs']} distinct (seeds {inter['differing_seeds']})"
+                   if inter["outputs_differ"] else "outputs identical")
+        table.add_row("interleavings", f"{inter['seeds']} seeds: {verdict}")
+    for key in ("trace", "timeline"):
+        if key in result.analysis:
+            table.add_row(key, str(result.analysis[key]["path"]))
     table.add_row("simulation time", f"{result.seconds:.3f} s")
     return table
+
+
+def _analyse(example, ns, progress_hook) -> ExampleResult:
+    """Run the example with the analyses the options ask for and fill ``result.analysis``."""
+    from catlass_py.analysis import CostModel, UnpairedFlagWarning, explore_interleavings, write_chrome_trace
+    from catlass_py.arch import LaunchParams
+
+    if ns.seeds < 0:
+        raise ArgumentError(f"--seeds: expected a count >= 0, got {ns.seeds}")
+    takes_options = "options" in inspect.signature(example.run).parameters
+    if not takes_options and (ns.detect_races or ns.seeds):
+        raise ArgumentError(f"--detect-races/--seeds: example {example.__name__.rsplit('.', 1)[-1]} does not take "
+                            "launch options (its run() has no 'options' parameter)")
+    extra = {"options": LaunchParams(detect_races=ns.detect_races)} if takes_options else {}
+    cost = CostModel(record=bool(ns.trace or ns.timeline))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnpairedFlagWarning)  # shown in the summary instead
+        result = example.run(ns.args, cores=ns.cores, seed=ns.seed, observers=(cost,), progress=progress_hook, **extra)
+    rep = cost.report
+    if rep is not None:
+        result.analysis["cost"] = {"arch": rep.arch, "clock_ghz": rep.clock_ghz, **rep.summary()}
+    launch_result = getattr(result, "launch_result", None)
+    if ns.detect_races:
+        det = getattr(launch_result, "race_detector", None)
+        result.analysis["races"] = {
+            "races": 0, "checked_accesses": det.accesses if det is not None else None,
+            "unpaired_flags": [str(f) for f in det.unpaired_flags] if det is not None else None}
+    if ns.trace:
+        n = write_chrome_trace(cost, ns.trace)
+        result.analysis["trace"] = {"path": ns.trace, "events": n}
+    if ns.timeline:
+        from catlass_py.analysis import draw_timeline
+
+        draw_timeline(cost, ns.timeline)
+        result.analysis["timeline"] = {"path": ns.timeline}
+    if ns.seeds:
+        if result.output_digest is None:
+            raise ArgumentError("--seeds: this example does not report an output digest to compare")
+
+        def once(opts):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UnpairedFlagWarning)
+                return example.run(ns.args, cores=ns.cores, options=opts).output_digest
+
+        report = explore_interleavings(once, ns.seeds, detect_races=ns.detect_races, reference=result.output_digest)
+        result.analysis["interleavings"] = report.summary()
+    return result
 
 
 def _run(ns, console: Console, err: Console) -> int:
@@ -79,16 +168,19 @@ def _run(ns, console: Console, err: Console) -> int:
                                       lambda total: progress.update(task, total=total))
         progress.start()
     try:
-        result = example.run(ns.args, cores=ns.cores, seed=ns.seed, progress=progress_hook)
+        result = _analyse(example, ns, progress_hook)
     finally:
         if progress is not None:
             progress.stop()
+    inter = result.analysis.get("interleavings") or {}
     if ns.json:
         print(json.dumps(result.to_json()))
     else:
         (console if result.passed else err).print(result.verdict, highlight=False)
         console.print(_summary(result))
-    return 0 if result.passed else 1
+        if inter.get("outputs_differ"):
+            err.print("Outputs differ between interleavings: the kernel has a race.", highlight=False)
+    return 0 if result.passed and not inter.get("outputs_differ") else 1
 
 
 def main(argv=None) -> int:

@@ -5,15 +5,22 @@ An example module (``examples/NN_name.py``, importable as ``catlass_py.examples.
 * ``USAGE``: the positional arguments, as CATLASS's usage line (e.g. ``"problem_count m n k [device_id]"``);
 * ``SUMMARY``: one line for ``catlass-py list``;
 * ``assemble(...)``: the kernel, built step by step like the C++ example;
-* ``run(argv, *, cores=None, seed=None, observers=(), progress=None) -> ExampleResult``.
+* ``run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult``:
+  ``observers`` join the launch (cost model, trace, ...), ``options`` is the launch's
+  :class:`~catlass_py.arch.LaunchParams` (``detect_races``, ``preempt_on_set``); the result carries a digest
+  of the output (``output_digest``) and the :class:`~catlass_py.arch.LaunchResult` (``launch_result``).
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import importlib
 import pkgutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+import numpy as np
 
 from catlass_py.arch.events import MarkerEvent, Observer
 from catlass_py.arch.pipes import CoreType
@@ -33,6 +40,13 @@ class ExampleResult:
     shape: dict[str, int]
     cores: int
     details: dict[str, Any] = field(default_factory=dict)
+    output_digest: str | None = None
+    """:func:`output_digest` of the operator's output: equal digests, equal bytes (used by ``--seeds``)."""
+    analysis: dict[str, Any] = field(default_factory=dict)
+    """What the analyses found (filled by the CLI): 'cost' (predicted time, utilisation), 'races',
+    'interleavings', 'trace'."""
+    launch_result: Any = field(default=None, repr=False, compare=False)
+    """The :class:`~catlass_py.arch.LaunchResult` of the run (not part of the JSON)."""
 
     @property
     def verdict(self) -> str:
@@ -40,9 +54,18 @@ class ExampleResult:
         return "Compare success." if self.passed else f"Compare failed. Error count: {self.error_count}"
 
     def to_json(self) -> dict:
-        d = asdict(self)
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "launch_result"}
+        d = copy.deepcopy(d)
         d["verdict"] = self.verdict
         return d
+
+
+def output_digest(array) -> str:
+    """A short digest of an array's dtype, shape and bytes (16 hex digits of SHA-256)."""
+    arr = np.ascontiguousarray(array)
+    h = hashlib.sha256(f"{arr.dtype}|{arr.shape}|".encode())
+    h.update(arr.view(np.uint8).reshape(-1).data if arr.size else b"")
+    return h.hexdigest()[:16]
 
 
 def parse_positional(name: str, usage: str, argv: list[str]) -> list[int]:

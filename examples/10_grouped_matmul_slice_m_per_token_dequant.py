@@ -29,7 +29,7 @@ from catlass_py.gemm import (
 )
 from catlass_py.kernel import DeviceGemm, GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace
 from catlass_py.layout import RowMajor, VectorLayout
-from catlass_py.runner import ExampleResult, parse_positional
+from catlass_py.runner import ExampleResult, output_digest, parse_positional
 from catlass_py.tile import (
     CopyGmToL1GMMPTD,
     EpilogueTileCopy,
@@ -96,8 +96,11 @@ def assemble(arch=ATLAS_A2, *, out_dtype="bfloat16", dispatch_policy=None, works
     )
 
 
-def run(argv, *, cores=None, seed=None, observers=(), progress=None) -> ExampleResult:
-    """Run the example with CATLASS's arguments ``problem_count m n k [device_id]``."""
+def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
+    """Run the example with CATLASS's arguments ``problem_count m n k [device_id]``.
+
+    ``observers`` join the launch; ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches
+    (``detect_races``, ``preempt_on_set``); ``seed`` overrides ``options.seed``."""
     problem_count, m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant import validate_inputs
 
@@ -129,7 +132,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None) -> ExampleR
         progress.set_total(kernel.total_blocks(inputs.group_list, n))
         extra = (progress,)
     t0 = time.perf_counter()
-    gemm_op.run(core_num, seed=seed, observers=(recorder, *observers, *extra))
+    launch_result = gemm_op.run(core_num, seed=seed, observers=(recorder, *observers, *extra), options=options)
     seconds = time.perf_counter() - t0
 
     # Golden and CATLASS's compare: only the rows the groups cover.
@@ -152,6 +155,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None) -> ExampleR
             "workspace_bytes": workspace.nbytes,
             "bit_exact": bool(np.array_equal(host_d[:rows], expect[:rows].astype(host_d.dtype))),
         },
+        output_digest=output_digest(host_d),
+        launch_result=launch_result,
     )
 
 

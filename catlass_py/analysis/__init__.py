@@ -1,5 +1,26 @@
-"""Observers of the simulated machine: workload report (and, later, trace, cost model, race detector)."""
+"""Observers of the simulated machine: workload report, cost model and timeline trace, race detector, and
+adversarial scheduling. None of them is known to tile or kernel code; each subscribes to the event bus."""
 
+from catlass_py.analysis.cost import CostModel, CostReport, roofline
+from catlass_py.analysis.races import RaceAccess, RaceDetector, UnpairedFlag, UnpairedFlagWarning
+from catlass_py.analysis.schedule import InterleavingReport, explore_interleavings
+from catlass_py.analysis.trace import chrome_trace, draw_timeline, write_chrome_trace
 from catlass_py.analysis.workload import CoreFlagTraffic, WorkloadRecorder, WorkloadReport
 
-__all__ = ["CoreFlagTraffic", "WorkloadRecorder", "WorkloadReport"]
+__all__ = [
+    "CoreFlagTraffic",
+    "CostModel",
+    "CostReport",
+    "InterleavingReport",
+    "RaceAccess",
+    "RaceDetector",
+    "UnpairedFlag",
+    "UnpairedFlagWarning",
+    "WorkloadRecorder",
+    "WorkloadReport",
+    "chrome_trace",
+    "draw_timeline",
+    "explore_interleavings",
+    "roofline",
+    "write_chrome_trace",
+]

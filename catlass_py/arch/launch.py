@@ -57,6 +57,11 @@ class LaunchResult:
     schedule: list[str] = field(default_factory=list)
     observers: tuple[Observer, ...] = ()
     unconsumed_flags: list[tuple[CoreId, int, int]] = field(default_factory=list)
+    unconsumed_intra_core_flags: list[tuple[CoreId, Any, int, int]] = field(default_factory=list)
+    """(core, HardEvent, event id, count) of intra-core ``SetFlag``s no ``WaitFlag`` consumed."""
+    race_detector: Observer | None = None
+    """The :class:`~catlass_py.analysis.races.RaceDetector` of a ``detect_races`` launch (its
+    ``unpaired_flags`` lists the sets above)."""
 
 
 class _CoreRun:
@@ -258,23 +263,34 @@ def launch(
     seed: int | None = None,
     observers: Iterable[Observer] = (),
     options: LaunchParams | None = None,
+    detect_races: bool | None = None,
 ) -> LaunchResult:
     """Run ``kernel`` on ``block_dim`` simulated AI cores (the ``<<<blockDim>>>`` launch of a mix kernel).
 
     ``kernel.aic(ctx, params)`` runs on every cube core and ``kernel.aiv(ctx, params)`` on every vector
     core; a kernel without one of the two methods (or with it set to None) launches only the other type.
-    ``seed`` overrides ``options.seed``. Raises :class:`DeadlockError`, or the error a core raised
-    (annotated with that core), after every observer has been told that the launch ended.
+    ``seed`` and ``detect_races`` override the fields of ``options``. Raises :class:`DeadlockError`, or the
+    error a core raised (annotated with that core), after every observer has been told that the launch
+    ended. With ``detect_races`` a :class:`~catlass_py.analysis.races.RaceDetector` joins the observers: it
+    raises :class:`RaceError` at the first unordered conflicting GM access pair and, after a clean launch,
+    warns about flag sets nobody consumed.
     """
     arch = get_arch(arch)
     options = options or LaunchParams()
-    if seed is not None:
-        options = LaunchParams(**{**options.__dict__, "seed": seed})
+    if seed is not None or detect_races is not None:
+        changes = {"seed": seed, "detect_races": detect_races}
+        options = LaunchParams(**{**options.__dict__, **{k: v for k, v in changes.items() if v is not None}})
     if isinstance(block_dim, bool) or not isinstance(block_dim, int) or not 1 <= block_dim <= arch.core_num:
         raise ArgumentError(f"block_dim: expected an int in 1..{arch.core_num} ({arch.name} AI cores), got {block_dim!r}")
     if getattr(kernel, "aic", None) is None and getattr(kernel, "aiv", None) is None:
         raise ArgumentError(f"kernel: {kernel!r} defines neither aic(ctx, params) nor aiv(ctx, params)")
     observers = tuple(observers)
+    detector = None
+    if options.detect_races:
+        from catlass_py.analysis.races import RaceDetector  # an observer like any other; imported on demand
+
+        detector = RaceDetector()
+        observers = observers + (detector,)
     bus = ObserverBus(observers)
     state = _Launch(kernel, params, block_dim, arch, options, bus)
     info = LaunchInfo(arch, block_dim, tuple(r.ctx.core for r in state.runs), kernel, params)
@@ -285,11 +301,17 @@ def launch(
         bus.launch_end(info, state.error)
     if state.error is not None:
         raise state.error
+    leftover = state.flags.leftover()
+    intra = [(r.ctx.core, ev, eid, n) for r in state.runs for ev, eid, n in r.ctx.pending_intra_core_flags()]
+    if detector is not None:
+        detector.finish(leftover, intra)
     return LaunchResult(
         arch=arch,
         block_dim=block_dim,
         cores=info.cores,
         schedule=state.schedule,
         observers=observers,
-        unconsumed_flags=state.flags.leftover(),
+        unconsumed_flags=leftover,
+        unconsumed_intra_core_flags=intra,
+        race_detector=detector,
     )

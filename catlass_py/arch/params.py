@@ -26,6 +26,12 @@ class LaunchParams:
     """Raise :class:`DeadlockError` when ``wait_flag`` finds no matching ``set_flag`` (the pipe would wait
     forever on hardware). Intra-core flags move no data, so this is the only functional check they get."""
 
+    detect_races: bool = False
+    """Check every pair of global-memory accesses from different cores for a happens-before order (vector
+    clocks advanced by cross-core flags) and raise :class:`RaceError` at the first unordered pair that touches
+    the same bytes with at least one write; at the end, warn about flag sets nobody consumed
+    (:class:`catlass_py.analysis.races.RaceDetector`). Adds a small fraction to the launch time."""
+
     def __post_init__(self):
         from catlass_py.errors import ArgumentError
 

@@ -10,11 +10,92 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from catlass_py.errors import ArgumentError, ConfigError
 
 KIB = 1024
+
+# Public sources of the cost parameters (see docs/performance-model.md):
+# [CANN-A2]  CANN platform configuration of the Atlas A2 910B (Ascend910B2C.ini, sections [AICoreSpec],
+#            [AICoreMemoryRates], [DtypeMKN]; the same file ships with every CANN toolkit under
+#            <arch>-linux/data/platform_config/ and is mirrored in the public hicann/runtime repository).
+# [CANN-950] The same file for the Ascend 950PR (Ascend950PR_9599.ini; also [VectorCoreMemoryRates]).
+# [CATLASS]  CATLASS include/catlass/catlass.hpp: BYTE_PER_VECTOR_FRACTAL = 256 (one vector repeat).
+# "estimate": no public number; chosen to be plausible and documented as such.
+
+
+class CostParams(BaseModel):
+    """Parameters of the cost model (:class:`catlass_py.analysis.CostModel`): clock, cube throughput per
+    dtype, bytes per cycle of each data path, shared GM bandwidth, vector throughput and fixed latencies.
+
+    Every rate is per core and per cycle of ``clock_ghz``; each field's description names its public
+    source or says "estimate". The defaults are Atlas A2's.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    clock_ghz: float = Field(1.8, gt=0, description="AI core clock in GHz. [CANN-A2] cube_freq=1800 (MHz).")
+    cube_macs_per_cycle: tuple[tuple[str, int], ...] = Field(
+        (("float16", 4096), ("bfloat16", 4096), ("float32", 2048), ("int8", 8192), ("int4", 16384)),
+        description="Multiply-accumulates one Mmad retires per cycle, by input dtype: one (M0 x K0 x N0) "
+                    "fractal product per cycle. [CANN-A2] cube_m/n/k_size=16 and [DtypeMKN] DT_INT8=16,32,16, "
+                    "DT_INT4=16,64,16 (default 16,16,16); float32 16x8x16 is from [CANN-950] DT_FLOAT (estimate "
+                    "for A2, which does not list it). Dtypes not listed fall back to 'float16'. A TOML table "
+                    "{int8 = 8192, ...} is accepted.",
+    )
+    gm_read_bytes_per_cycle: float = Field(
+        32, gt=0, description="GM -> L1 / UB (MTE2) bytes per cycle of one cube core. [CANN-A2] ddr_read_rate=32.")
+    gm_write_bytes_per_cycle: float = Field(
+        32, gt=0, description="L0C -> GM (fixpipe) bytes per cycle on the GM side. [CANN-A2] ddr_write_rate=32.")
+    aiv_gm_read_bytes_per_cycle: float = Field(
+        32, gt=0, description="GM -> UB (MTE2) bytes per cycle of one vector core. Estimate: [CANN-A2] lists no "
+                              "vector-core rates, so the cube core's ddr_read_rate=32 is assumed.")
+    ub_to_gm_bytes_per_cycle: float = Field(
+        64, gt=0, description="UB -> GM (MTE3) bytes per cycle. [CANN-A2] ub_to_ddr_rate=64.")
+    l1_to_l0a_bytes_per_cycle: float = Field(
+        512, gt=0, description="L1 -> L0A (MTE1) bytes per cycle. [CANN-A2] l1_to_l0_a_rate=512.")
+    l1_to_l0b_bytes_per_cycle: float = Field(
+        256, gt=0, description="L1 -> L0B / BT / FB (MTE1) bytes per cycle. [CANN-A2] l1_to_l0_b_rate=256.")
+    l0c_read_bytes_per_cycle: float = Field(
+        256, gt=0, description="Bytes of L0C the fixpipe reads per cycle. [CANN-A2] l0_c_to_ub_rate=256 (the "
+                               "L0C read port; used as an estimate for L0C -> GM).")
+    vector_bytes_per_cycle: float = Field(
+        256, gt=0, description="Bytes one vector instruction processes per cycle (one 256-byte repeat per cycle; "
+                               "the wider of source and destination counts). [CATLASS] BYTE_PER_VECTOR_FRACTAL=256, "
+                               "[CANN-A2] vec_calc_size=128 (fp16 elements); one repeat per cycle is an estimate.")
+    gm_bandwidth_gbps: float = Field(
+        1600, gt=0, description="Aggregate HBM bandwidth in GB/s, shared by all cores. Estimate: Huawei publishes "
+                                "none for the 910B; third-party reports range from 0.4 to 1.6 TB/s, and [CANN-A2] "
+                                "24 cores x ddr_rate 32 B x 1.8 GHz = 1.38 TB/s.")
+    gm_latency_cycles: int = Field(
+        500, ge=0, description="Cycles from issuing a GM transfer to its data landing (not occupying the pipe). Estimate.")
+    mte_overhead_cycles: int = Field(
+        30, ge=0, description="Fixed pipe cycles per data-move instruction (MTE1/MTE2/MTE3/FIX). Estimate.")
+    cube_overhead_cycles: int = Field(10, ge=0, description="Fixed pipe cycles per Mmad. Estimate.")
+    vector_overhead_cycles: int = Field(10, ge=0, description="Fixed pipe cycles per vector instruction. Estimate.")
+    scalar_issue_cycles: int = Field(
+        8, ge=0, description="Scalar-unit cycles to issue one instruction to its pipe queue. Estimate.")
+    scalar_gm_read_cycles: int = Field(
+        300, ge=0, description="Cycles of a scalar GM read (GetValue), which stalls instruction issue. Estimate.")
+    cross_core_latency_cycles: int = Field(
+        100, ge=0, description="Cycles from a cross-core set to the wait on another core observing it. Estimate.")
+
+    @field_validator("cube_macs_per_cycle", mode="before")
+    @classmethod
+    def _table(cls, value):
+        # Stored as sorted (dtype, MACs) pairs so that the spec stays hashable; a mapping is accepted.
+        items = value.items() if isinstance(value, dict) else value
+        return tuple(sorted((str(k), int(v)) for k, v in items))
+
+    def macs_per_cycle(self, dtype: str | None) -> int:
+        """Cube MACs per cycle for input ``dtype`` (falls back to float16's)."""
+        table = dict(self.cube_macs_per_cycle)
+        return table.get(dtype or "float16") or table.get("float16") or max(table.values())
+
+    @property
+    def cycle_ns(self) -> float:
+        return 1.0 / self.clock_ghz
 
 
 class ArchSpec(BaseModel):
@@ -45,6 +126,8 @@ class ArchSpec(BaseModel):
     aiv_inter_block_barrier_id: int = Field(8, description="Flag id of CrossCoreBarrier<0> on AIVs.")
     aic_inter_block_barrier_id: int = Field(9, description="Flag id of CrossCoreBarrier<0> on AICs.")
     aiv_inter_subblock_barrier_id: int = Field(10, description="Flag id of CrossCoreBarrier<1> on AIVs.")
+    cost: CostParams = Field(default_factory=CostParams,
+                             description="Cost-model parameters (clock, throughputs, latencies); see CostParams.")
 
     def buffer_sizes(self) -> dict[str, int]:
         """Local buffer name -> bytes, in CATLASS ``Resource`` order."""
@@ -88,6 +171,20 @@ ASCEND_950 = ArchSpec(
     bt_size=4 * KIB,
     fb_size=16 * KIB,
     byte_per_blk_fp=64,
+    cost=CostParams(
+        clock_ghz=1.8,  # [CANN-950] cube_freq=1800
+        cube_macs_per_cycle={"float16": 4096, "bfloat16": 4096, "float32": 2048, "int8": 8192, "int4": 16384,
+                             "float8_e4m3fn": 8192, "float8_e5m2": 8192, "hifloat8": 8192,
+                             "float4_e2m1fn": 16384, "float4_e1m2": 16384},  # [CANN-950] [DtypeMKN]
+        gm_read_bytes_per_cycle=31,  # [CANN-950] ddr_read_rate=31
+        gm_write_bytes_per_cycle=31,  # [CANN-950] ddr_write_rate=31
+        aiv_gm_read_bytes_per_cycle=16,  # [CANN-950] [VectorCoreMemoryRates] ddr_read_rate=16
+        ub_to_gm_bytes_per_cycle=40,  # [CANN-950] [VectorCoreMemoryRates] ub_to_ddr_rate=40
+        l1_to_l0a_bytes_per_cycle=256,  # [CANN-950] l1_to_l0_a_rate=256
+        l1_to_l0b_bytes_per_cycle=256,  # [CANN-950] l1_to_l0_b_rate=256
+        l0c_read_bytes_per_cycle=128,  # [CANN-950] l0_c_to_ub_rate=128
+        gm_bandwidth_gbps=1600,  # estimate: third-party reports of the 950PR's HiBL 1.0 memory (1.6 TB/s)
+    ),
 )
 
 BUILTIN_ARCHS = {"atlasa2": ATLAS_A2, "atlas_a2": ATLAS_A2, "ascend950": ASCEND_950, "ascend_950": ASCEND_950}
@@ -108,7 +205,10 @@ def arch_from_dict(data: dict[str, Any]) -> ArchSpec:
     data = dict(data)
     base = data.pop("base", None)
     fields = get_arch(base).model_dump() if base is not None else {}
+    cost = data.pop("cost", None)
     fields.update(data)
+    if cost is not None:  # a partial [arch.cost] table overrides single parameters of the base's
+        fields["cost"] = {**fields.get("cost", {}), **cost} if isinstance(cost, dict) else cost
     try:
         return ArchSpec(**fields)
     except ValidationError as exc:

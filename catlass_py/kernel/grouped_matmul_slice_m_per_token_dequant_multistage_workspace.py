@@ -17,6 +17,10 @@ AIV, every block        after its D stores                           set AivFini
 AIC, the end            after synchronize_block, oldest slot first   wait AivFinishCompute of the last
                                                                      min(blocks, stages) blocks
 ======================  ==========================================  ===================================
+
+Each row is one method (``aic_wait_slot_free``, ``aic_set_slot_stored``, ``aiv_wait_slot_stored``,
+``aiv_set_slot_free``, ``aic_drain_slot``), so that a subclass can drop exactly one synchronisation point
+(DESIGN.md section 7 toggle tests) without copying the loops.
 """
 
 from __future__ import annotations
@@ -135,6 +139,30 @@ class GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace:
             args.ptr_d, RowMajor.make_layout(epi.d_type.element, m, n), workspace,
         )
 
+    # -- synchronisation points (one method each, so that a test can remove exactly one) -----------
+    def aic_wait_slot_free(self, ctx, stage: int) -> None:
+        """AIC, right before a block's fixpipe overwrites workspace slot ``stage`` (its 2nd and later use):
+        wait until both AIVs finished the block they read from it (``aicWaitFunc``)."""
+        ctx.cross_core_wait_flag(self.flag_aiv_finish_compute[stage])
+
+    def aic_set_slot_stored(self, ctx, stage: int) -> None:
+        """AIC, right after a block's fixpipe: tell both AIVs slot ``stage`` holds C (``aicSetFunc``, mode 2,
+        issued on PIPE_FIX so that it follows the store)."""
+        ctx.cross_core_set_flag(self.flag_aic_finish_store[stage], 2, Pipe.FIX)
+
+    def aic_drain_slot(self, ctx, stage: int) -> None:
+        """AIC, at the end: consume the AIVs' last "computed" signal of slot ``stage``."""
+        ctx.cross_core_wait_flag(self.flag_aiv_finish_compute[stage])
+
+    def aiv_wait_slot_stored(self, ctx, stage: int) -> None:
+        """AIV, before reading workspace slot ``stage``: wait for the AIC's "stored" signal."""
+        ctx.cross_core_wait_flag(self.flag_aic_finish_store[stage])
+
+    def aiv_set_slot_free(self, ctx, stage: int) -> None:
+        """AIV, after its D stores of the block: release slot ``stage`` (mode 2 on PIPE_MTE3; the AIC sees it
+        once both AIVs have set)."""
+        ctx.cross_core_set_flag(self.flag_aiv_finish_compute[stage], 2, Pipe.MTE3)
+
     # -- device side -----------------------------------------------------------------------------
     def _group_m(self, ctx, params, g: int, prev: int) -> tuple[int, int]:
         """Rows of group g (``groupList.GetValue``: scalar GM reads) and the new prefix value."""
@@ -160,8 +188,8 @@ class GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace:
         stage_id = stage_used = start_core = 0
         prev = 0
         n, k = params.problem_shape.n, params.problem_shape.k
-        wait_free = [partial(ctx.cross_core_wait_flag, f) for f in self.flag_aiv_finish_compute]
-        set_stored = [partial(ctx.cross_core_set_flag, f, 2, Pipe.FIX) for f in self.flag_aic_finish_store]
+        wait_free = [partial(self.aic_wait_slot_free, ctx, s) for s in range(stages)]
+        set_stored = [partial(self.aic_set_slot_stored, ctx, s) for s in range(stages)]
         is_async = getattr(self.block_mmad, "ASYNC", False)
         with self.block_mmad(ctx.resource) as block_mmad:
             for g in range(params.problem_count):
@@ -201,7 +229,7 @@ class GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace:
                 start_core = (start_core + core_loops) % core_num
             block_mmad.synchronize_block()
             while stage_used > 0:
-                ctx.cross_core_wait_flag(self.flag_aiv_finish_compute[(stage_id - stage_used) % stages])
+                self.aic_drain_slot(ctx, (stage_id - stage_used) % stages)
                 stage_used -= 1
             ctx.pipe_barrier(Pipe.ALL)
 
@@ -233,10 +261,10 @@ class GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace:
                     actual = scheduler.get_actual_block_shape(bc)
                     gm_block_c = gm_c[layout_c.offset((stage_id * core_num + core_idx) * l1.m, 0)]
                     layout_block_c = layout_c.get_tile_layout(actual.m, actual.n)
-                    ctx.cross_core_wait_flag(self.flag_aic_finish_store[stage_id])
+                    self.aiv_wait_slot_stored(ctx, stage_id)
                     ctx.mark("epilogue_block", group=g, loop=loop, stage=stage_id)
                     epilogue(block_shape, bc, actual, gm_block_c, layout_block_c)
-                    ctx.cross_core_set_flag(self.flag_aiv_finish_compute[stage_id], 2, Pipe.MTE3)
+                    self.aiv_set_slot_free(ctx, stage_id)
                     stage_id = (stage_id + 1) % stages
                 off_scale += n
                 off_pts += m_g

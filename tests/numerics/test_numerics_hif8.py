@@ -263,4 +263,11 @@ def test_result_is_a_neighbour(x, mode):
     i = np.searchsorted(grid, x, side="right")
     lo = grid[max(i - 1, 0)]
     hi = grid[min(i, len(grid) - 1)]
-    assert y in (lo, hi) or (abs(y) == math.inf and abs(x) >= 1.25 * HIF8_MAX) or (y == 0 and lo <= 0 <= hi)
+    allowed = {lo, hi}
+    if mode is R.HYBRID and x in grid and x != 0:
+        # Documented HYBRID quirk (see hif8.py): an exact value with 4 <= |E| <= 15 rounds one step up in
+        # magnitude; at +-32768 that step is the overflow code.
+        j = int(np.searchsorted(grid, x))
+        k = j + 1 if x > 0 else j - 1
+        allowed.add(grid[k] if 0 <= k < len(grid) else math.copysign(math.inf, x))
+    assert y in allowed or (abs(y) == math.inf and abs(x) >= 1.25 * HIF8_MAX) or (y == 0 and lo <= 0 <= hi)

@@ -1,0 +1,389 @@
+"""Cost model: a timing simulation of a launch over the observer bus, giving predicted device time, cube
+utilisation and per-pipe busy fractions (and, on request, every instruction's start and end for a trace).
+
+There is no CATLASS counterpart; on hardware this is what ``msprof op`` measures and what ``msprof op simulator``
+draws. Parameters come from ``arch.cost`` (:class:`catlass_py.arch.spec.CostParams`), each with its source.
+
+Per core the model keeps an *issue clock* (the scalar unit dispatching instructions in program order) and,
+per pipe, the time the pipe is free for its next instruction and the time its issued work is complete:
+
+==========================  =========================================================================
+event                       timing rule
+==========================  =========================================================================
+instruction on pipe P       starts at max(issue, P free); occupies P for its duration (overhead + bytes /
+                            rate, or cube fractals, or vector repeats); GM transfers complete
+                            ``gm_latency_cycles`` later without occupying P. Issue advances by
+                            ``scalar_issue_cycles``. Scalar (S) instructions stall issue until done.
+``SetFlag<X_Y>``            fires when pipe X's earlier work is complete
+``WaitFlag<X_Y>``           pipe Y starts nothing before the matching set fired (``source_seq``)
+``PipeBarrier<P>``          P starts nothing before its earlier work completed; ALL also stalls issue
+``CrossCoreSetFlag<P>``     fires when pipe P's earlier work is complete (+ ``cross_core_latency_cycles``)
+``CrossCoreWaitFlag``       stalls issue until every set it consumed (``sources``) fired
+==========================  =========================================================================
+
+Pipes therefore overlap exactly as far as the kernel's synchronisation allows. Approximations: pipe queues
+are unbounded (issue never stalls on a full queue); GM bandwidth shared by all cores is modelled by capping
+each core's GM rate at ``gm_bandwidth / block_dim`` and by a final floor ``total GM bytes / gm_bandwidth``
+on the predicted time; every GM access is assumed to miss L2.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from catlass_py.arch.events import (
+    CoreEndEvent,
+    CoreId,
+    CoreStartEvent,
+    CrossCoreSetEvent,
+    CrossCoreWaitEvent,
+    InstructionEvent,
+    LaunchInfo,
+    MarkerEvent,
+    Observer,
+    PipeBarrierEvent,
+    SetFlagEvent,
+    WaitFlagEvent,
+)
+from catlass_py.arch.pipes import CoreType, Pipe
+
+AIC_PIPES = ("MTE2", "MTE1", "M", "FIX", "S")
+AIV_PIPES = ("MTE2", "V", "MTE3", "S")
+_DTYPE_BITS = {
+    "int4": 4, "float4_e2m1fn": 4, "float4_e1m2": 4, "int8": 8, "uint8": 8, "float8_e4m3fn": 8, "float8_e5m2": 8,
+    "float8_e8m0fnu": 8, "hifloat8": 8, "int16": 16, "uint16": 16, "float16": 16, "bfloat16": 16, "int32": 32,
+    "uint32": 32, "float32": 32, "int64": 64, "uint64": 64,
+}
+
+
+@dataclass
+class CostReport:
+    """What the cost model predicts for one launch (times in cycles of ``clock_ghz``)."""
+
+    arch: str
+    clock_ghz: float
+    block_dim: int
+    cycles: float
+    timeline_cycles: float
+    bandwidth_floor_cycles: float
+    gm_read_bytes: int
+    gm_write_bytes: int
+    cube_macs: int
+    cube_utilisation: float
+    pipe_busy: dict[str, float]
+    core_end_cycles: dict[str, float] = field(default_factory=dict)
+    launches: int = 1
+    busy_cycles: dict[str, float] = field(default_factory=dict, repr=False)
+    """Busy cycles summed over the cores of each type, per 'AIC.M'-style key (pipe_busy's numerators)."""
+    core_cycles: dict[str, float] = field(default_factory=dict, repr=False)
+    """Cycles x cores of each type ('AIC', 'AIV'): pipe_busy's denominators."""
+
+    @property
+    def seconds(self) -> float:
+        """Predicted device time of the launch."""
+        return self.cycles / (self.clock_ghz * 1e9)
+
+    @property
+    def microseconds(self) -> float:
+        return self.seconds * 1e6
+
+    @property
+    def bound(self) -> str:
+        """'timeline' when the pipelines' critical path sets the time, 'gm_bandwidth' when the aggregate floor does."""
+        return "gm_bandwidth" if self.bandwidth_floor_cycles > self.timeline_cycles else "timeline"
+
+    def summary(self) -> dict[str, Any]:
+        """The fields a run summary shows (JSON-friendly)."""
+        return {
+            "predicted_device_time_us": round(self.microseconds, 3),
+            "launches": self.launches,
+            "predicted_cycles": round(self.cycles),
+            "bound_by": self.bound,
+            "cube_utilisation": round(self.cube_utilisation, 4),
+            "pipe_busy": {k: round(v, 4) for k, v in self.pipe_busy.items()},
+            "gm_bytes": {"read": self.gm_read_bytes, "write": self.gm_write_bytes},
+        }
+
+
+class _CoreTiming:
+    __slots__ = ("issue", "free", "done", "busy", "end")
+
+    def __init__(self, start: float, pipes):
+        self.issue = start
+        self.free = dict.fromkeys(pipes, start)
+        self.done = dict.fromkeys(pipes, start)
+        self.busy = dict.fromkeys(pipes, 0.0)
+        self.end = start
+
+
+class CostModel(Observer):
+    """Observer that times every instruction of a launch (see the module docstring for the rules).
+
+    After the launch, :attr:`report` holds the :class:`CostReport`. With ``record=True`` it also keeps
+    :attr:`intervals` (core index, pipe, op, start, duration, event seq, bytes), :attr:`flag_sets` and
+    :attr:`flag_waits` for :func:`catlass_py.analysis.trace.chrome_trace`. ``arch`` overrides the launch's
+    spec (e.g. to evaluate other cost parameters on the same run).
+    """
+
+    interests = frozenset({"instruction", "sync", "cross_core", "core", "marker"})
+
+    def __init__(self, arch=None, *, record: bool = False):
+        self.arch_override = arch
+        self.record = record
+        self.reports: list[CostReport] = []
+        self.cores: tuple[CoreId, ...] = ()
+        self.intervals: list[tuple] = []
+        self.flag_sets: dict[int, tuple[CoreId, str, int, float]] = {}
+        self.flag_waits: list[tuple[CoreId, int, float, float, tuple[int, ...]]] = []
+        self.markers: list[tuple[CoreId, float, str, dict]] = []
+        self._offset = 0.0
+
+    @property
+    def report(self) -> CostReport | None:
+        """The prediction for everything observed: one launch, or several run back to back (their times add)."""
+        if not self.reports:
+            return None
+        return self.reports[0] if len(self.reports) == 1 else _combine(self.reports)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def on_launch_start(self, info: LaunchInfo) -> None:
+        from catlass_py.arch.spec import get_arch
+
+        arch = get_arch(self.arch_override) if self.arch_override is not None else info.arch
+        self.arch = arch
+        self.params = p = arch.cost
+        self.block_dim = info.block_dim
+        self.cores = tuple(dict.fromkeys(self.cores + tuple(info.cores)))  # every core of every launch seen
+        self._offset = sum(r.cycles for r in self.reports)  # a later launch starts when the previous one ended
+        self._timing: dict[CoreId, _CoreTiming] = {
+            c: _CoreTiming(self._offset, AIC_PIPES if c.type is CoreType.AIC else AIV_PIPES) for c in info.cores
+        }
+        self._set_time: dict[int, float] = {}
+        self._xset_time: dict[int, float] = {}
+        self._gm_read = self._gm_write = 0
+        self._macs = 0
+        share = p.gm_bandwidth_gbps / p.clock_ghz / max(1, info.block_dim)  # bytes per cycle per AI core
+        self._rate = {
+            ("AIC", "MTE2"): min(p.gm_read_bytes_per_cycle, share),
+            ("AIV", "MTE2"): min(p.aiv_gm_read_bytes_per_cycle, share),
+            "gm_write": min(p.gm_write_bytes_per_cycle, share),
+            "ub_to_gm": min(p.ub_to_gm_bytes_per_cycle, share),
+        }
+        self._handlers = {
+            InstructionEvent: self._instruction,
+            SetFlagEvent: self._set_flag,
+            WaitFlagEvent: self._wait_flag,
+            PipeBarrierEvent: self._barrier,
+            CrossCoreSetEvent: self._cross_set,
+            CrossCoreWaitEvent: self._cross_wait,
+            CoreStartEvent: _ignore,
+            CoreEndEvent: self._core_end,
+            MarkerEvent: self._marker,
+        }
+
+    def on_event(self, e) -> None:
+        self._handlers.get(type(e), _ignore)(e)
+
+    def on_launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
+        self.reports.append(self._build_report())
+
+    # -- per-event timing ------------------------------------------------------------------------
+    def _pipe_key(self, t: _CoreTiming, pipe: Pipe) -> str:
+        name = pipe.value
+        if name not in t.free:  # a pipe this core type does not list (e.g. a new PTO pipe): track it too
+            t.free[name] = t.done[name] = self._offset
+            t.busy[name] = 0.0
+        return name
+
+    def _instruction(self, e: InstructionEvent) -> None:
+        t = self._timing[e.core]
+        p = self.params
+        pipe = self._pipe_key(t, e.pipe)
+        dur, lat = self._duration(e, pipe)
+        start = t.issue if t.issue > t.free[pipe] else t.free[pipe]
+        busy_end = start + dur
+        t.free[pipe] = busy_end
+        if busy_end + lat > t.done[pipe]:
+            t.done[pipe] = busy_end + lat
+        t.busy[pipe] += dur
+        if pipe == "S":
+            t.issue = busy_end + lat
+        else:
+            t.issue += p.scalar_issue_cycles
+        for a in e.gm_reads:
+            self._gm_read += a.length * a.count
+        for a in e.gm_writes:
+            self._gm_write += a.length * a.count
+        if self.record:
+            self.intervals.append((e.core, pipe, e.op, start, dur, e.seq, e.nbytes))
+
+    def _duration(self, e: InstructionEvent, pipe: str) -> tuple[float, float]:
+        """(cycles the pipe is occupied, extra cycles until the data has landed)."""
+        p = self.params
+        nbytes = e.nbytes
+        info = e.info if isinstance(e.info, dict) else {}
+        if pipe == "M":
+            m, n, k = info.get("m"), info.get("n"), info.get("k")
+            macs_pc = p.macs_per_cycle(info.get("dtype"))
+            if m is not None and n is not None and k is not None:
+                k0 = max(1, macs_pc // 256)
+                fractals = math.ceil(m / 16) * math.ceil(n / 16) * math.ceil(k / k0)
+                self._macs += m * n * k
+                return p.cube_overhead_cycles + fractals, 0.0
+            self._macs += e.flops // 2
+            return p.cube_overhead_cycles + e.flops / 2 / macs_pc, 0.0
+        if pipe == "MTE2":
+            rate = self._rate[(e.core.type.value, "MTE2")]
+            dmas = info.get("dmas", 1) or 1
+            lat = p.gm_latency_cycles if e.gm_reads else 0.0
+            return p.mte_overhead_cycles * dmas + nbytes / rate, lat
+        if pipe == "MTE1":
+            rate = p.l1_to_l0a_bytes_per_cycle if "L0A" in e.op else p.l1_to_l0b_bytes_per_cycle
+            return p.mte_overhead_cycles + nbytes / rate, 0.0
+        if pipe == "FIX":
+            m, n = info.get("m"), info.get("n")
+            l0c_bytes = 4 * m * n if m is not None and n is not None else nbytes
+            cycles = max(l0c_bytes / p.l0c_read_bytes_per_cycle, nbytes / self._rate["gm_write"])
+            return p.mte_overhead_cycles + cycles, (p.gm_latency_cycles if e.gm_writes else 0.0)
+        if pipe == "MTE3":
+            lat = p.gm_latency_cycles if e.gm_writes else 0.0
+            return p.mte_overhead_cycles + nbytes / self._rate["ub_to_gm"], lat
+        if pipe == "V":
+            src, dst = info.get("src"), info.get("dst")
+            if src in _DTYPE_BITS and dst in _DTYPE_BITS and e.flops:
+                nbytes = e.flops * max(_DTYPE_BITS[src], _DTYPE_BITS[dst]) // 8
+            return p.vector_overhead_cycles + math.ceil(nbytes / p.vector_bytes_per_cycle), 0.0
+        if pipe == "S":
+            return (p.scalar_gm_read_cycles if e.gm_reads or e.gm_writes else p.scalar_issue_cycles), 0.0
+        return p.mte_overhead_cycles + nbytes / p.l1_to_l0b_bytes_per_cycle, 0.0
+
+    def _set_flag(self, e: SetFlagEvent) -> None:
+        t = self._timing[e.core]
+        src = self._pipe_key(t, e.event.src)
+        fire = t.done[src] if t.done[src] > t.issue else t.issue
+        self._set_time[e.seq] = fire
+        t.issue += self.params.scalar_issue_cycles
+
+    def _wait_flag(self, e: WaitFlagEvent) -> None:
+        t = self._timing[e.core]
+        dst = self._pipe_key(t, e.event.dst)
+        ready = self._set_time.pop(e.source_seq, self._offset)
+        if ready > t.free[dst]:
+            t.free[dst] = ready
+        t.issue += self.params.scalar_issue_cycles
+
+    def _barrier(self, e: PipeBarrierEvent) -> None:
+        t = self._timing[e.core]
+        if e.pipe is Pipe.ALL:
+            t.issue = max(t.issue, *t.done.values())
+        else:
+            pipe = self._pipe_key(t, e.pipe)
+            if t.done[pipe] > t.free[pipe]:
+                t.free[pipe] = t.done[pipe]
+
+    def _cross_set(self, e: CrossCoreSetEvent) -> None:
+        t = self._timing[e.core]
+        if e.pipe is Pipe.ALL:
+            fire = max(t.issue, *t.done.values())
+        else:
+            pipe = self._pipe_key(t, e.pipe)
+            fire = max(t.issue, t.done[pipe])
+        self._xset_time[e.seq] = fire + self.params.cross_core_latency_cycles
+        if self.record:
+            self.flag_sets[e.seq] = (e.core, e.pipe.value, e.flag_id, fire)
+        t.issue += self.params.scalar_issue_cycles
+
+    def _cross_wait(self, e: CrossCoreWaitEvent) -> None:
+        t = self._timing[e.core]
+        issued = t.issue
+        ready = issued
+        xset = self._xset_time
+        for s in e.sources:
+            v = xset.get(s, 0.0)
+            if v > ready:
+                ready = v
+        t.issue = ready + self.params.scalar_issue_cycles
+        if self.record:
+            self.flag_waits.append((e.core, e.flag_id, issued, ready, e.sources))
+
+    def _core_end(self, e: CoreEndEvent) -> None:
+        t = self._timing[e.core]
+        t.end = max(t.issue, *t.done.values())
+
+    def _marker(self, e: MarkerEvent) -> None:
+        if self.record:
+            t = self._timing[e.core]
+            self.markers.append((e.core, t.issue, e.kind, e.data))
+
+    # -- report ----------------------------------------------------------------------------------
+    def _build_report(self) -> CostReport:
+        p = self.params
+        timing = getattr(self, "_timing", {})
+        off = self._offset
+        for t in timing.values():  # cores that raised or never ended still count up to their last work
+            t.end = max(t.end, t.issue, *t.done.values())
+        timeline = max((t.end for t in timing.values()), default=off) - off
+        total = self._gm_read + self._gm_write
+        floor = total / (p.gm_bandwidth_gbps / p.clock_ghz)
+        cycles = max(timeline, floor)
+        busy_cycles: dict[str, float] = {}
+        core_cycles: dict[str, float] = {}
+        for ctype, pipes in (("AIC", AIC_PIPES), ("AIV", AIV_PIPES)):
+            members = [t for c, t in timing.items() if c.type.value == ctype]
+            if not members:
+                continue
+            core_cycles[ctype] = cycles * len(members)
+            names = list(pipes) + sorted({k for t in members for k in t.busy} - set(pipes))
+            for name in names:
+                busy_cycles[f"{ctype}.{name}"] = sum(t.busy.get(name, 0.0) for t in members)
+        pipe_busy = _fractions(busy_cycles, core_cycles)
+        return CostReport(
+            arch=self.arch.name, clock_ghz=p.clock_ghz, block_dim=self.block_dim, cycles=cycles,
+            timeline_cycles=timeline, bandwidth_floor_cycles=floor, gm_read_bytes=self._gm_read,
+            gm_write_bytes=self._gm_write, cube_macs=self._macs, cube_utilisation=pipe_busy.get("AIC.M", 0.0),
+            pipe_busy=pipe_busy, core_end_cycles={c.short: t.end - off for c, t in timing.items()},
+            busy_cycles=busy_cycles, core_cycles=core_cycles,
+        )
+
+
+def _fractions(busy: dict[str, float], cores: dict[str, float]) -> dict[str, float]:
+    return {k: (v / cores[k.split(".", 1)[0]] if cores.get(k.split(".", 1)[0]) else 0.0) for k, v in busy.items()}
+
+
+def _combine(reports: list[CostReport]) -> CostReport:
+    """Launches run one after the other: times, bytes and busy cycles add."""
+    busy: dict[str, float] = {}
+    cores: dict[str, float] = {}
+    for r in reports:
+        for k, v in r.busy_cycles.items():
+            busy[k] = busy.get(k, 0.0) + v
+        for k, v in r.core_cycles.items():
+            cores[k] = cores.get(k, 0.0) + v
+    pipe_busy = _fractions(busy, cores)
+    last = reports[-1]
+    return CostReport(
+        arch=last.arch, clock_ghz=last.clock_ghz, block_dim=max(r.block_dim for r in reports),
+        cycles=sum(r.cycles for r in reports), timeline_cycles=sum(r.timeline_cycles for r in reports),
+        bandwidth_floor_cycles=sum(r.bandwidth_floor_cycles for r in reports),
+        gm_read_bytes=sum(r.gm_read_bytes for r in reports), gm_write_bytes=sum(r.gm_write_bytes for r in reports),
+        cube_macs=sum(r.cube_macs for r in reports), cube_utilisation=pipe_busy.get("AIC.M", 0.0),
+        pipe_busy=pipe_busy, core_end_cycles=dict(last.core_end_cycles), launches=len(reports),
+        busy_cycles=busy, core_cycles=cores,
+    )
+
+
+def _ignore(e) -> None:
+    return None
+
+
+def roofline(arch, *, macs: int, gm_bytes: int, dtype: str = "int8", block_dim: int | None = None) -> dict[str, float]:
+    """Lower bounds on device time (seconds) from peak cube throughput and from aggregate GM bandwidth."""
+    p = arch.cost
+    cores = arch.core_num if block_dim is None else block_dim
+    peak_macs = p.macs_per_cycle(dtype) * cores * p.clock_ghz * 1e9
+    compute = macs / peak_macs
+    memory = gm_bytes / (p.gm_bandwidth_gbps * 1e9)
+    return {"compute_s": compute, "memory_s": memory, "bound_s": max(compute, memory),
+            "peak_tops": 2 * peak_macs / 1e12, "gm_bandwidth_gbps": p.gm_bandwidth_gbps}
