@@ -155,3 +155,331 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if not (x.dtype.kind in "fiu" or x.dtype.name == "bfloat16" or x.dtype.name.startswith("float")):
             raise ArgumentError(f"{name}: expected a numeric dtype, got {x.dtype}")
     return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+
+
+# --------------------------------------------------------------------------------------------------
+# Issue-4 kernels: element-wise epilogues, quant matmul, grouped slice-K per-token dequant
+# --------------------------------------------------------------------------------------------------
+
+
+def matmul_add(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``golden::ComputeMatmulElemWiseAdd`` (example 03): ``float(sum_k a*b) + float(x)``, float32 ``[m, n]``.
+
+    The dot product follows :func:`matmul` (exact products, one rounding to float32); the addition is one
+    float32 addition, as in the C++ (``accumulator + static_cast<float>(x)``).
+    """
+    acc = matmul(a, b)
+    x = _as_array("x", x, 2)
+    if x.shape != acc.shape:
+        raise ArgumentError(f"x: expected shape {acc.shape} (m, n), got {x.shape}")
+    _check_float("x", x)
+    return acc + x.astype(np.float32)
+
+
+def _sigmoid32(v: np.ndarray) -> np.ndarray:
+    one = np.float32(1)
+    with np.errstate(over="ignore"):
+        return one / (one + np.exp(-v))
+
+
+def matmul_gelu(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``golden::ComputeMatmulElemWiseGelu`` (example 27): float32 ``gelu(sum_k a*b)`` with CATLASS's golden
+    formula ``x * sigmoid(1.59576912 * (x + 0.044715 * x^3))``, every operation in float32 left to right
+    (``x*x*x``, then ``0.044715 * x^3``, ``x + .``, ``kScale * .``, ``1 / (1 + exp(-v))``, ``x * .``)."""
+    x = matmul(a, b)
+    k_scale, k_cubic = np.float32(1.59576912), np.float32(0.044715)
+    x_cubed = x * x * x
+    inner = x + k_cubic * x_cubed
+    return x * _sigmoid32(k_scale * inner)
+
+
+def matmul_silu(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``golden::ComputeMatmulElemWiseSilu`` (example 28): float32 ``x * (1 / (1 + exp(-x)))`` of
+    ``x = sum_k a*b``."""
+    x = matmul(a, b)
+    return x * _sigmoid32(x)
+
+
+def quant_matmul(a: np.ndarray, b: np.ndarray, scale: np.ndarray, per_token_scale: np.ndarray) -> np.ndarray:
+    """``golden::QuantMatmul`` (example 12): ``float(acc) * float(scale[j]) * float(per_token_scale[i])`` with
+    ``acc`` the exact int32 dot product of int8 ``a [m, k]`` and ``b [k, n]`` (logical shapes, whatever the
+    GM layouts), float32 ``[m, n]``, products left to right."""
+    a = _as_array("a", a, 2)
+    b = _as_array("b", b, 2)
+    scale = _as_array("scale", scale, 1)
+    per_token_scale = _as_array("per_token_scale", per_token_scale, 1)
+    _check_int8("a", a)
+    _check_int8("b", b)
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise ArgumentError(f"b: expected shape ({k}, n) to match a {a.shape}, got {b.shape}")
+    n = b.shape[1]
+    if scale.shape != (n,):
+        raise ArgumentError(f"scale: expected shape ({n},), got {scale.shape}")
+    if per_token_scale.shape != (m,):
+        raise ArgumentError(f"per_token_scale: expected shape ({m},), got {per_token_scale.shape}")
+    _check_float("scale", scale)
+    _check_float("per_token_scale", per_token_scale)
+    x = _int8_dot_int32(a, b).astype(np.float32)
+    x *= scale.astype(np.float32)[None, :]
+    x *= per_token_scale.astype(np.float32)[:, None]
+    return x
+
+
+def grouped_matmul_slice_k_per_token_dequant(a: np.ndarray, b: np.ndarray, group_list: np.ndarray,
+                                             scale: np.ndarray, per_token_scale: np.ndarray) -> np.ndarray:
+    """``golden::ComputeGroupedMatmulSliceKPerTokenDequant`` (example 11), float32 ``[G, m, n]``.
+
+    ``a`` int8 ``[m, k]`` and ``b`` int8 ``[k, n]`` (logical shapes), ``group_list`` ``[G]`` inclusive prefix
+    sums over k, ``scale`` ``[G, n]``, ``per_token_scale`` ``[G, m]``. For group g with k range
+    ``[group_list[g-1], group_list[g])``: ``out[g] = float(a[:, ks] @ b[ks, :]) * scale[g][None] *
+    per_token_scale[g][:, None]`` (an empty range gives 0). K past ``group_list[-1]`` is never used.
+    """
+    a = _as_array("a", a, 2)
+    b = _as_array("b", b, 2)
+    group_list = _as_array("group_list", group_list, 1)
+    scale = _as_array("scale", scale, 2)
+    per_token_scale = _as_array("per_token_scale", per_token_scale, 2)
+    _check_int8("a", a)
+    _check_int8("b", b)
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise ArgumentError(f"b: expected shape ({k}, n) to match a {a.shape}, got {b.shape}")
+    n = b.shape[1]
+    groups = group_list.shape[0]
+    if group_list.dtype.kind not in "iu":
+        raise ArgumentError(f"group_list: expected an integer dtype, got {group_list.dtype}")
+    if scale.shape != (groups, n):
+        raise ArgumentError(f"scale: expected shape ({groups}, {n}), got {scale.shape}")
+    if per_token_scale.shape != (groups, m):
+        raise ArgumentError(f"per_token_scale: expected shape ({groups}, {m}), got {per_token_scale.shape}")
+    _check_float("scale", scale)
+    _check_float("per_token_scale", per_token_scale)
+    out = np.zeros((groups, m, n), dtype=np.float32)
+    start = 0
+    for g in range(groups):
+        end = int(group_list[g])
+        if not 0 <= end <= k:
+            raise ArgumentError(f"group_list: expected values in [0, k={k}], got group_list[{g}] = {end}")
+        acc = np.zeros((m, n), np.int32) if end <= start else _int8_dot_int32(a[:, start:end], b[start:end])
+        x = acc.astype(np.float32)
+        x *= scale[g].astype(np.float32)[None, :]
+        x *= per_token_scale[g].astype(np.float32)[:, None]
+        out[g] = x
+        start = end
+    return out
+
+
+__all__ += [
+    "grouped_matmul_slice_k_per_token_dequant",
+    "matmul_add",
+    "matmul_gelu",
+    "matmul_silu",
+    "quant_matmul",
+]
+
+
+# --------------------------------------------------------------------------------------------------
+# Issue-4 kernels: basic / batched / grouped matmuls, bias, ReLU
+# --------------------------------------------------------------------------------------------------
+
+
+def matmul_int32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``golden::ComputeMatmul`` with ``ElementGolden = int32_t``: the exact int32 product of int8 ``a [m, k]``
+    and ``b [k, n]`` (wrapping like C++ int32), for the bit-exact int8 paths."""
+    a = _as_array("a", a, 2)
+    b = _as_array("b", b, 2)
+    _check_int8("a", a)
+    _check_int8("b", b)
+    if a.shape[1] != b.shape[0]:
+        raise ArgumentError(f"b: expected shape ({a.shape[1]}, n) to match a {a.shape}, got {b.shape}")
+    return _int8_dot_int32(a, b)
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """int8 x int8 -> exact int32 (:func:`matmul_int32`); anything else -> float32 (:func:`matmul`)."""
+    if a.dtype == np.int8 and b.dtype == np.int8:
+        return matmul_int32(a, b)
+    return matmul(a, b)
+
+
+def _out_dtype(a: np.ndarray, b: np.ndarray):
+    return np.int32 if a.dtype == np.int8 and b.dtype == np.int8 else np.float32
+
+
+def batched_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``golden::ComputeBatchedMatmul`` (example 01): ``out[i] = a[i] @ b[i]`` for ``a [B, m, k]``,
+    ``b [B, k, n]``; float32 (int32, exact, for int8 operands) ``[B, m, n]``."""
+    a = _as_array("a", a, 3)
+    b = _as_array("b", b, 3)
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise ArgumentError(f"b: expected shape ({a.shape[0]}, {a.shape[2]}, n) to match a {a.shape}, got {b.shape}")
+    out = np.zeros((a.shape[0], a.shape[1], b.shape[2]), _out_dtype(a, b))
+    for i in range(a.shape[0]):
+        out[i] = _product(a[i], b[i])
+    return out
+
+
+def _group_sizes_from_list(group_list: np.ndarray, total: int, segmented: bool, axis: str) -> list[int]:
+    gl = _as_array("group_list", group_list, 1)
+    if gl.dtype.kind not in "iu":
+        raise ArgumentError(f"group_list: expected an integer dtype, got {gl.dtype}")
+    vals = [int(v) for v in gl]
+    sizes = vals if segmented else [v - (vals[i - 1] if i else 0) for i, v in enumerate(vals)]
+    if any(s < 0 for s in sizes) or sum(sizes) > total:
+        what = "group sizes" if segmented else "prefix sums"
+        raise ArgumentError(f"group_list: expected non-negative {what} covering at most {axis} = {total}, got {vals}")
+    return sizes
+
+
+def grouped_matmul_slice_m(a: np.ndarray, b: np.ndarray, group_list: np.ndarray, *, segmented: bool = False) -> np.ndarray:
+    """``golden::ComputeGroupedMatmul`` as example 02 calls it: ``a [m, k]`` split along M by ``group_list``
+    (inclusive prefix sums, or group sizes when ``segmented``), ``b [G, k, n]`` (logical per-group matrices);
+    ``out[rows_g] = a[rows_g] @ b[g]``. float32 (int32 for int8) ``[m, n]``; rows past the last group are 0."""
+    a = _as_array("a", a, 2)
+    b = _as_array("b", b, 3)
+    m, k = a.shape
+    if b.shape[1] != k:
+        raise ArgumentError(f"b: expected shape (G, {k}, n) to match a {a.shape}, got {b.shape}")
+    sizes = _group_sizes_from_list(group_list, m, segmented, "m")
+    if len(sizes) != b.shape[0]:
+        raise ArgumentError(f"group_list: expected {b.shape[0]} entries (one per group of b), got {len(sizes)}")
+    out = np.zeros((m, b.shape[2]), _out_dtype(a, b))
+    start = 0
+    for g, size in enumerate(sizes):
+        if size:
+            out[start:start + size] = _product(a[start:start + size], b[g])
+        start += size
+    return out
+
+
+def grouped_matmul_slice_k(a: np.ndarray, b: np.ndarray, group_list: np.ndarray) -> np.ndarray:
+    """``golden::ComputeGroupedMatmul`` as example 05 calls it: ``a [m, k]`` and ``b [k, n]`` (logical shapes)
+    split along K by ``group_list`` (inclusive prefix sums); ``out[g] = a[:, ks_g] @ b[ks_g, :]``, 0 for an
+    empty slice. float32 (int32 for int8) ``[G, m, n]``."""
+    a = _as_array("a", a, 2)
+    b = _as_array("b", b, 2)
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise ArgumentError(f"b: expected shape ({k}, n) to match a {a.shape}, got {b.shape}")
+    sizes = _group_sizes_from_list(group_list, k, False, "k")
+    out = np.zeros((len(sizes), m, b.shape[1]), _out_dtype(a, b))
+    start = 0
+    for g, size in enumerate(sizes):
+        if size:
+            out[g] = _product(a[:, start:start + size], b[start:start + size])
+        start += size
+    return out
+
+
+def grouped_matmul(a_list, b_list) -> list:
+    """``golden::ComputeGroupedMatmul`` (example 08): ``[a_g @ b_g for each group]`` for lists of logical
+    ``[m_g, k_g]`` and ``[k_g, n_g]`` matrices; float32 (int32 for int8) results (zeros when ``k_g == 0``)."""
+    if len(a_list) != len(b_list):
+        raise ArgumentError(f"b_list: expected {len(a_list)} matrices (one per a), got {len(b_list)}")
+    out = []
+    for g, (a, b) in enumerate(zip(a_list, b_list)):
+        a = _as_array(f"a_list[{g}]", a, 2)
+        b = _as_array(f"b_list[{g}]", b, 2)
+        if a.shape[1] != b.shape[0]:
+            raise ArgumentError(f"b_list[{g}]: expected shape ({a.shape[1]}, n) to match {a.shape}, got {b.shape}")
+        out.append(_product(a, b))
+    return out
+
+
+def matmul_bias(a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """``golden::ComputeMatmulBias`` (example 20): the accumulator starts at ``float(bias[j])`` and adds the
+    products; here ``bias + a @ b`` in float64 rounded once to float32 (same deviation as :func:`matmul`).
+    int8 operands with an int32 bias give the exact int32 result (wrapping)."""
+    a = _as_array("a", a, 2)
+    b = _as_array("b", b, 2)
+    bias = _as_array("bias", bias, 1)
+    if bias.shape != (b.shape[1],):
+        raise ArgumentError(f"bias: expected shape ({b.shape[1]},) (one per column), got {bias.shape}")
+    if a.dtype == np.int8 and b.dtype == np.int8:
+        acc = matmul_int32(a, b).astype(np.int64) + bias.astype(np.int64)[None, :]
+        return acc.astype(np.int32)
+    if a.shape[1] != b.shape[0]:
+        raise ArgumentError(f"b: expected shape ({a.shape[1]}, n) to match a {a.shape}, got {b.shape}")
+    _check_float("bias", bias)
+    acc = np.matmul(a.astype(np.float64), b.astype(np.float64)) + bias.astype(np.float64)[None, :]
+    return acc.astype(np.float32)
+
+
+def matmul_relu(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``golden::ComputeMatmulElemWiseRelu`` (example 26): ``max(float(a @ b), 0)``, float32 ``[m, n]``
+    (int32 for int8 operands)."""
+    acc = _product(_as_array("a", a, 2), _as_array("b", b, 2))
+    return np.maximum(acc, acc.dtype.type(0))
+
+
+__all__ += [
+    "batched_matmul",
+    "grouped_matmul",
+    "grouped_matmul_slice_k",
+    "grouped_matmul_slice_m",
+    "matmul_bias",
+    "matmul_int32",
+    "matmul_relu",
+]
+
+
+# --------------------------------------------------------------------------------------------------
+# pypto-gym transpose_quant_batch_matmul (MXFP8 batch matmul, seed 004)
+
+
+def transpose_quant_batch_matmul(x1: np.ndarray, x2: np.ndarray, x1_scale: np.ndarray, x2_scale: np.ndarray, *,
+                                 perm_x2=(0, 1, 2), out_dtype="bfloat16") -> np.ndarray:
+    """pypto-gym ``compute_golden_result`` of ``transpose_quant_batch_matmul`` (pto-mx-semantics 7), in float32.
+
+    ``x1`` fp8 ``[M, B, K]``; ``x2`` fp8 ``[B, K, N]`` (``perm_x2=(0, 1, 2)``) or ``[B, N, K]`` (``(0, 2, 1)``);
+    ``x1_scale`` E8M0 ``[M, B, K//64, 2]``; ``x2_scale`` ``[B, K//64, N, 2]`` or ``[B, N, K//64, 2]`` (uint8 bytes
+    or ``float8_e8m0fnu``). Each scale covers 32 consecutive k (the trailing pair splits a 64-block)::
+
+        x1h[m, b, k] = float32(x1[m, b, k]) * 2**(x1_scale[m, b, k // 64, (k // 32) % 2] - 127)
+        x2h[b, k, n] = float32(x2[b](k, n)) * 2**(x2_scale[b](k // 64, n, (k // 32) % 2) - 127)
+        out[m, b, n] = cast(sum_k x1h[m, b, k] * x2h[b, k, n])          # float32 matmul per batch
+
+    with E8M0 0xFF = NaN and ``cast`` round-to-nearest-even to ``out_dtype`` (``"bfloat16"`` or ``"float16"``).
+    Returns ``[M, B, N]`` of ``out_dtype``.
+    """
+    import ml_dtypes
+
+    x1 = _as_array("x1", x1, 3)
+    x2 = _as_array("x2", x2, 3)
+    x1_scale = _as_array("x1_scale", x1_scale, 4)
+    x2_scale = _as_array("x2_scale", x2_scale, 4)
+    out_np = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}.get(str(out_dtype))
+    if out_np is None:
+        raise ArgumentError(f"out_dtype: expected 'bfloat16' or 'float16', got {out_dtype!r}")
+    perm_x2 = tuple(perm_x2)
+    if perm_x2 not in ((0, 1, 2), (0, 2, 1)):
+        raise ArgumentError(f"perm_x2: expected (0, 1, 2) or (0, 2, 1), got {perm_x2}")
+    m, batch, k = x1.shape
+    if k % 64:
+        raise ArgumentError(f"x1: K must be a multiple of 64, got {k}")
+
+    def scales(s: np.ndarray) -> np.ndarray:
+        if s.dtype == np.uint8:
+            s = s.view(ml_dtypes.float8_e8m0fnu)
+        if s.dtype != np.dtype(ml_dtypes.float8_e8m0fnu):
+            raise ArgumentError(f"scales: expected uint8 E8M0 bytes or float8_e8m0fnu, got {s.dtype}")
+        return s.astype(np.float32)  # 0x00 -> 2**-127, 0xFF -> NaN
+
+    s1 = scales(x1_scale).reshape(m, batch, k // 32)  # (k // 64, (k // 32) % 2) flattens to k // 32
+    x2_kn = x2 if perm_x2 == (0, 1, 2) else x2.transpose(0, 2, 1)  # [B, K, N]
+    n = x2_kn.shape[2]
+    if perm_x2 == (0, 1, 2):
+        s2 = scales(x2_scale).transpose(0, 1, 3, 2).reshape(batch, k // 32, n)  # [B, K/64, 2, N]
+    else:
+        s2 = scales(x2_scale).reshape(batch, n, k // 32).transpose(0, 2, 1)
+    out = np.empty((m, batch, n), dtype=out_np)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        for b in range(batch):
+            a = x1[:, b, :].astype(np.float32) * np.repeat(s1[:, b, :], 32, axis=1)
+            w = x2_kn[b].astype(np.float32) * np.repeat(s2[b], 32, axis=0)
+            out[:, b, :] = (a @ w).astype(out_np)
+    return out
+
+
+__all__.append("transpose_quant_batch_matmul")

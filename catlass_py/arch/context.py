@@ -22,7 +22,7 @@ from catlass_py.arch.events import (
     WaitFlagEvent,
 )
 from catlass_py.arch.flags import flag_id_of
-from catlass_py.arch.memory import Resource
+from catlass_py.arch.memory import LocalArena, Resource
 from catlass_py.arch.pipes import CoreType, HardEvent, Pipe
 from catlass_py.errors import ArgumentError, DeadlockError
 
@@ -53,6 +53,11 @@ class CoreContext:
         self._check_flags = check_intra_core_flags
         self._events: dict[tuple[HardEvent, int], deque] = {}
         self.resource = Resource(arch, self, poison=poison)
+        self._poison = poison
+        #: Special-purpose registers of this core by name (PTO ``QUANT_PRE``, ``FPC``, ``CTRL`` ...), as
+        #: unsigned ints; written by instructions such as SET_QUANT_SCALAR and read by the fixpipe.
+        self.registers: dict[str, int] = {}
+        self._extra_buffers: dict[str, LocalArena] = {}
 
     # -- identity --------------------------------------------------------------------------------
     @property
@@ -93,6 +98,17 @@ class CoreContext:
 
     def __repr__(self) -> str:
         return f"CoreContext({self.core.short}, block_num={self.block_num})"
+
+    def extra_buffer(self, name: str, size: int) -> LocalArena:
+        """An on-chip buffer beyond CATLASS's ``Resource`` (e.g. the Ascend 950 MX-scale buffers ``L0A_MX`` /
+        ``L0B_MX`` of PTO), created poisoned on first use and kept for the life of the core."""
+        arena = self._extra_buffers.get(name)
+        if arena is None:
+            arena = LocalArena(name, int(size), self, alignment=self.arch.local_alignment, poison=self._poison)
+            self._extra_buffers[name] = arena
+        elif arena.size != size:
+            raise ArgumentError(f"{self}: buffer {name!r} already exists with {arena.size} bytes, not {size}")
+        return arena
 
     # -- events ----------------------------------------------------------------------------------
     def emit(self, pipe: Pipe, op: str, *, nbytes: int = 0, flops: int = 0, gm_reads=(), gm_writes=(), info=None) -> None:

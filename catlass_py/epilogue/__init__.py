@@ -1,12 +1,30 @@
 """Epilogue side of CATLASS: dispatch policies, tile swizzles, BlockEpilogue implementations."""
 
-from catlass_py.epilogue.block import BlockEpilogue, BlockEpiloguePerTokenDequant, PerTokenDequantParams
-from catlass_py.epilogue.dispatch_policy import EpilogueAtlasA2PerTokenDequant
+from catlass_py.epilogue.block import (
+    BlockEpilogue,
+    BlockEpilogueElemWiseNoSource,
+    BlockEpilogueElemWiseOneSource,
+    BlockEpiloguePerTokenDequant,
+    ElemWiseNoSourceParams,
+    ElemWiseOneSourceParams,
+    PerTokenDequantParams,
+)
+from catlass_py.epilogue.dispatch_policy import (
+    EpilogueAtlasA2ElemWiseNoSource,
+    EpilogueAtlasA2ElemWiseOneSource,
+    EpilogueAtlasA2PerTokenDequant,
+)
 from catlass_py.epilogue.tile_swizzle import EpilogueHorizontalTileSwizzle, EpilogueIdentityTileSwizzle
 
 __all__ = [
     "BlockEpilogue",
+    "BlockEpilogueElemWiseNoSource",
+    "BlockEpilogueElemWiseOneSource",
     "BlockEpiloguePerTokenDequant",
+    "ElemWiseNoSourceParams",
+    "ElemWiseOneSourceParams",
+    "EpilogueAtlasA2ElemWiseNoSource",
+    "EpilogueAtlasA2ElemWiseOneSource",
     "EpilogueAtlasA2PerTokenDequant",
     "EpilogueHorizontalTileSwizzle",
     "EpilogueIdentityTileSwizzle",

@@ -21,3 +21,21 @@ class EpilogueAtlasA2PerTokenDequant:
     def __post_init__(self):
         if isinstance(self.ub_stages, bool) or not isinstance(self.ub_stages, int) or self.ub_stages < 1:
             raise ConfigError(f"EpilogueAtlasA2PerTokenDequant: ub_stages must be an int >= 1, got {self.ub_stages!r}")
+
+
+@dataclass(frozen=True)
+class EpilogueAtlasA2ElemWiseOneSource:
+    """CATLASS ``EpilogueAtlasA2ElemWiseOneSource``: ``D = op(C, X)`` element-wise on the vector cores with one
+    extra source X (example 03, ``D = C + X``); three UB operands (C, X, D)."""
+
+    OPERANDS_NUM: ClassVar[int] = 3
+    arch: ClassVar[ArchSpec] = ATLAS_A2
+
+
+@dataclass(frozen=True)
+class EpilogueAtlasA2ElemWiseNoSource:
+    """CATLASS ``EpilogueAtlasA2ElemWiseNoSource``: ``D = cast(op(C))`` element-wise on the vector cores
+    (examples 27/28, GELU/SiLU); two UB operands (C, D) plus a compute buffer when D's type differs."""
+
+    OPERANDS_NUM: ClassVar[int] = 2
+    arch: ClassVar[ArchSpec] = ATLAS_A2

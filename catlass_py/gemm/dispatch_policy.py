@@ -101,3 +101,55 @@ class MmadAtlasA2PreloadAsync(MmadBase):
 class MmadAtlasA2PreloadAsyncWithCallback(MmadAtlasA2PreloadAsync):
     """CATLASS ``MmadAtlasA2PreloadAsyncWithCallback<...>``: as :class:`MmadAtlasA2PreloadAsync` but each block
     takes two callbacks, run right before and right after its fixpipe store (example 10, 12)."""
+
+
+@dataclass(frozen=True)
+class MmadAtlasA2PingpongBias(MmadBase):
+    """CATLASS ``MmadAtlasA2PingpongBias<ENABLE_UNIT_FLAG>``: the 2-stage ping-pong block with a bias row that
+    initialises the accumulator from the BT buffer (example 20); synchronous."""
+
+    enable_unit_flag: bool = False
+    STAGES: ClassVar[int] = 2
+
+    def __post_init__(self):
+        _check_bool("enable_unit_flag", self.enable_unit_flag)
+
+
+@dataclass(frozen=True)
+class MmadAtlasA2SingleCoreSplitk(MmadBase):
+    """CATLASS ``MmadAtlasA2SingleCoreSplitk<L1A_STAGES, L1B_STAGES, L0C_STAGES, ENABLE_UNIT_FLAG>``
+    (example 34): one K tile of one block per call, separate L1 stage counts for A and B (an operand that
+    the next call reuses stays in L1), 2 L0A/L0B stages, ``l0c_stages`` accumulators; synchronous.
+
+    Rule checked here: the unit flag is forbidden with more than one L0C stage (CATLASS static_assert).
+    """
+
+    l1a_stages: int = 2
+    l1b_stages: int = 2
+    l0c_stages: int = 1
+    enable_unit_flag: bool = False
+    L0AB_STAGES: ClassVar[int] = 2
+
+    def __post_init__(self):
+        for name in ("l1a_stages", "l1b_stages", "l0c_stages"):
+            _check_stages(name, getattr(self, name))
+        _check_bool("enable_unit_flag", self.enable_unit_flag)
+        if self.enable_unit_flag and self.l0c_stages > 1:
+            raise ConfigError(
+                f"MmadAtlasA2SingleCoreSplitk: the unit flag cannot be enabled with l0c_stages = {self.l0c_stages} > 1"
+            )
+
+
+@dataclass(frozen=True)
+class MmadAtlasA2Streamk(MmadBase):
+    """CATLASS ``MmadAtlasA2Streamk<ENABLE_UNIT_FLAG, ENABLE_SHUFFLE_K>`` (example 37): ping-pong block that
+    stores either a whole block (to C) or a stream-K partial sum (fp32, to the workspace), and prefetches the
+    next block's first K tile; synchronous."""
+
+    enable_unit_flag: bool = False
+    enable_shuffle_k: bool = False
+    STAGES: ClassVar[int] = 2
+
+    def __post_init__(self):
+        _check_bool("enable_unit_flag", self.enable_unit_flag)
+        _check_bool("enable_shuffle_k", self.enable_shuffle_k)

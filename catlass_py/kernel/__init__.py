@@ -1,8 +1,54 @@
 """Kernel layer: whole-device algorithms (one module per CATLASS kernel) and the DeviceGemm adapter."""
 
+from catlass_py.kernel.basic_matmul import BasicMatmul
+from catlass_py.kernel.batched_matmul import BatchedMatmul
 from catlass_py.kernel.device_gemm import DeviceGemm
+from catlass_py.kernel.grouped_matmul import GroupedMatmul
+from catlass_py.kernel.grouped_matmul_slice_k import GroupedMatmulSliceK, MemFill
+from catlass_py.kernel.grouped_matmul_slice_m import GroupedMatmulSliceM
 from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant_multistage_workspace import (
     GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace,
 )
+from catlass_py.kernel.matmul_bias import MatmulBias
+from catlass_py.kernel.optimized_matmul import OptimizedMatmul
+from catlass_py.kernel.padding import PaddingBuilder, PaddingTag
+from catlass_py.kernel.padding_block_nd import PaddingMatrixBlockND
+from catlass_py.kernel.transpose_quant_batch_matmul import TransposeQuantBatchMatmulKernel
+from catlass_py.kernel.grouped_matmul_slice_k_per_token_dequant import GroupedMatmulSliceKPerTokenDequant
+from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant import GroupedMatmulSliceMPerTokenDequant
+from catlass_py.kernel.matmul_epilogue import MatmulActivation, MatmulEpilogue
+from catlass_py.kernel.padding_nz import PaddingMatrixNZ, RemovePaddingNDAndCast
+from catlass_py.kernel.quant_matmul_multistage_workspace import QuantMatmulMultiStageWorkspace
+from catlass_py.kernel.single_core_slicek_matmul import SingleCoreSplitkMatmul
+from catlass_py.kernel.splitk_matmul import SplitkMatmul, SplitkReduceAdd
+from catlass_py.kernel.streamk_matmul import StreamkMatmul, StreamkReduceAdd
 
-__all__ = ["DeviceGemm", "GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace"]
+
+__all__ = [
+    "BasicMatmul",
+    "BatchedMatmul",
+    "DeviceGemm",
+    "GroupedMatmul",
+    "GroupedMatmulSliceK",
+    "GroupedMatmulSliceKPerTokenDequant",
+    "GroupedMatmulSliceM",
+    "GroupedMatmulSliceMPerTokenDequant",
+    "GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace",
+    "MatmulActivation",
+    "MatmulBias",
+    "MatmulEpilogue",
+    "MemFill",
+    "OptimizedMatmul",
+    "PaddingBuilder",
+    "PaddingMatrixBlockND",
+    "PaddingMatrixNZ",
+    "PaddingTag",
+    "QuantMatmulMultiStageWorkspace",
+    "RemovePaddingNDAndCast",
+    "SingleCoreSplitkMatmul",
+    "SplitkMatmul",
+    "SplitkReduceAdd",
+    "StreamkMatmul",
+    "StreamkReduceAdd",
+    "TransposeQuantBatchMatmulKernel",
+]

@@ -13,7 +13,8 @@ from catlass_py.numerics.compare import (
 from catlass_py.numerics.dtypes import ALL_DTYPES, DType, c0_of, dtype_bits, get_dtype
 from catlass_py.numerics.e1m2 import e1m2_decode, e1m2_encode, e1m2_values
 from catlass_py.numerics.hif8 import hif8_decode, hif8_encode, hif8_values
-from catlass_py.numerics.mx import dequantize_mx, mx_scale_exponent, quantize_mx
+from catlass_py.numerics.mx import dequantize_mx, e8m0_decode, mx_scale_exponent, quantize_mx
+from catlass_py.numerics.packing import pack_fp4, unpack_fp4
 from catlass_py.numerics.rounding import cast, float_format, round_to_integral
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "compare_exact",
     "dequantize_mx",
     "dtype_bits",
+    "e8m0_decode",
     "e1m2_decode",
     "e1m2_encode",
     "e1m2_values",
@@ -40,7 +42,9 @@ __all__ = [
     "hif8_encode",
     "hif8_values",
     "mx_scale_exponent",
+    "pack_fp4",
     "quantize_mx",
     "round_to_integral",
     "rtol_for",
+    "unpack_fp4",
 ]

@@ -1,5 +1,41 @@
 """Assembled operators, each a plain numpy-in / numpy-out function."""
 
+from catlass_py.ops.basic_matmul import basic_matmul
+from catlass_py.ops.batched_matmul import batched_matmul
+from catlass_py.ops.grouped_matmul import grouped_matmul
+from catlass_py.ops.grouped_matmul_slice_k import grouped_matmul_slice_k
+from catlass_py.ops.grouped_matmul_slice_m import grouped_matmul_slice_m
 from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant import grouped_matmul_slice_m_per_token_dequant
+from catlass_py.ops.matmul_bias import matmul_bias
+from catlass_py.ops.matmul_relu import matmul_relu
+from catlass_py.ops.transpose_quant_batch_matmul import transpose_quant_batch_matmul
+from catlass_py.ops.grouped_matmul_slice_k_per_token_dequant import grouped_matmul_slice_k_per_token_dequant
+from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant_moe import grouped_matmul_slice_m_per_token_dequant_moe
+from catlass_py.ops.matmul_activation import matmul_gelu, matmul_silu
+from catlass_py.ops.matmul_add import matmul_add
+from catlass_py.ops.quant_matmul import quant_matmul
+from catlass_py.ops.single_core_splitk_matmul import single_core_splitk_matmul
+from catlass_py.ops.splitk_matmul import splitk_matmul
+from catlass_py.ops.streamk_matmul import streamk_matmul
 
-__all__ = ["grouped_matmul_slice_m_per_token_dequant"]
+
+__all__ = [
+    "basic_matmul",
+    "batched_matmul",
+    "grouped_matmul",
+    "grouped_matmul_slice_k",
+    "grouped_matmul_slice_k_per_token_dequant",
+    "grouped_matmul_slice_m",
+    "grouped_matmul_slice_m_per_token_dequant",
+    "grouped_matmul_slice_m_per_token_dequant_moe",
+    "matmul_add",
+    "matmul_bias",
+    "matmul_gelu",
+    "matmul_relu",
+    "matmul_silu",
+    "quant_matmul",
+    "single_core_splitk_matmul",
+    "splitk_matmul",
+    "streamk_matmul",
+    "transpose_quant_batch_matmul",
+]

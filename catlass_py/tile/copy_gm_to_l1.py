@@ -11,12 +11,12 @@ from catlass_py.errors import CapacityError, ConfigError
 from catlass_py.gemm.coord import ceil_div, round_up
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import l1_type as _l1_type
-from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
+from catlass_py.layout import ColumnMajor, PaddingColumnMajor, PaddingRowMajor, RowMajor, nZ, zN
 from catlass_py.tile._region import gm_access, gm_read, local_write, pad_cols, pad_rows
 
 STRIDE_LIMIT = 65536  # CATLASS STRIDE_LIMIT: larger source strides fall back to one DMA per row
 
-_SUPPORTED = {(RowMajor, zN), (ColumnMajor, nZ), (zN, zN), (nZ, nZ)}
+_SUPPORTED = {(RowMajor, zN), (ColumnMajor, nZ), (zN, zN), (nZ, nZ), (PaddingRowMajor, zN), (PaddingColumnMajor, nZ)}
 
 
 def _fits(layout_dst, rows: int, cols: int, what: str) -> None:
@@ -35,6 +35,9 @@ class CopyGmToL1:
                          is zero-filled; rows past the tile keep their old L1 contents
     ColumnMajor -> nZ    the same with rows and columns swapped (the zero fill pads the rows)
     zN -> zN, nZ -> nZ   strided copy of whole 32-byte column (row) panels
+    PaddingRowMajor      the RowMajor ND->NZ copy of the tile with ``ldm = stride[0]`` (the block width): the
+    -> zN (Padding       tile must lie inside one padded block, as the padding kernels arrange; likewise
+    ColumnMajor -> nZ)   ColumnMajor with ``ldm = stride[2]``
     ===================  ===================================================================================
     """
 
@@ -56,6 +59,10 @@ class CopyGmToL1:
     def __call__(self, dst: LocalTensor, src: GlobalTensor, layout_dst, layout_src) -> None:
         what = type(self).__name__
         rows, cols = layout_src.rows, layout_src.cols
+        if isinstance(layout_src, PaddingRowMajor):  # Nd2Nz with srcDValue = stride(0) (CATLASS)
+            layout_src = RowMajor(rows, cols, layout_src.stride[0])
+        elif isinstance(layout_src, PaddingColumnMajor):  # Nd2Nz with srcDValue = stride(2)
+            layout_src = ColumnMajor(rows, cols, layout_src.stride[2])
         _fits(layout_dst, rows, cols, what)
         data, dmas = self._gather(src, layout_src, rows, cols, what)
         # The zero fill of the last 32-byte chunk may reach into the layout's padding columns.

@@ -17,6 +17,7 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import element_accumulator, l1_type
 from catlass_py.numerics.dtypes import DType
+from catlass_py.tile.copy_bias import CopyGmToL1Bias, CopyL1ToBT, l1_bias_types
 from catlass_py.tile.copy_gm_to_l1 import CopyGmToL1
 from catlass_py.tile.copy_gm_ub import CopyGm2Ub, CopyUb2Gm
 from catlass_py.tile.copy_l0c_to_gm import CopyL0CToGm
@@ -63,6 +64,11 @@ class TileCopy(_Bundle):
             "copy_l1_to_l0b": lambda: CopyL1ToL0B(arch, l1_type(self.b_type)),
             "copy_l0c_to_gm": lambda: CopyL0CToGm(arch, self.element_accumulator, self.c_type),
         }
+        if self.bias_type is not None:
+            # CATLASS BiasTypeSelector: GM vector -> L1 vector -> BT vector of the accumulator type.
+            _, l1_bias, bt_bias = l1_bias_types(self.bias_type, self.element_accumulator)
+            defaults["copy_gm_to_l1_bias"] = lambda: CopyGmToL1Bias(arch, self.bias_type, l1_bias)
+            defaults["copy_l1_to_bt"] = lambda: CopyL1ToBT(arch, l1_bias, bt_bias)
         for name, make in defaults.items():
             if getattr(self, name) is None:
                 object.__setattr__(self, name, make())
@@ -79,6 +85,20 @@ class TileCopy(_Bundle):
     def element_accumulator(self) -> DType:
         """CATLASS ``ElementAccumulatorSelector<ElementA, ElementB>``."""
         return element_accumulator(self.a_type.element, self.b_type.element, get_arch(self.arch))
+
+
+@dataclass(frozen=True)
+class ReluTileCopy(TileCopy):
+    """CATLASS ``Gemm::Tile::ReluTileCopy<ArchTag, AType, BType, CType, BiasType>``: :class:`TileCopy` whose
+    ``copy_l0c_to_gm`` is the fixpipe store with ReLU enabled (``CopyL0CToGm<..., NO_QUANT, true>``)."""
+
+    def __post_init__(self):
+        if self.copy_l0c_to_gm is None:
+            arch = get_arch(self.arch)
+            object.__setattr__(self, "copy_l0c_to_gm", CopyL0CToGm(
+                arch, element_accumulator(self.a_type.element, self.b_type.element, arch), self.c_type,
+                relu_enable=True))
+        super().__post_init__()
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,26 @@
 """BlockEpilogue implementations."""
 
-from catlass_py.epilogue.block.block_epilogue import BlockEpilogue
+from catlass_py.epilogue.block.block_epilogue import BlockEpilogue, register_block_epilogue
+from catlass_py.epilogue.block.elemwise import (
+    BlockEpilogueElemWiseNoSource,
+    BlockEpilogueElemWiseOneSource,
+    ElemWiseNoSourceParams,
+    ElemWiseOneSourceParams,
+)
 from catlass_py.epilogue.block.per_token_dequant import BlockEpiloguePerTokenDequant, PerTokenDequantParams
 
-__all__ = ["BlockEpilogue", "BlockEpiloguePerTokenDequant", "PerTokenDequantParams"]
+from catlass_py.epilogue.dispatch_policy import EpilogueAtlasA2ElemWiseNoSource, EpilogueAtlasA2ElemWiseOneSource
+
+register_block_epilogue(EpilogueAtlasA2ElemWiseOneSource, BlockEpilogueElemWiseOneSource)
+register_block_epilogue(EpilogueAtlasA2ElemWiseNoSource, BlockEpilogueElemWiseNoSource)
+
+__all__ = [
+    "BlockEpilogue",
+    "BlockEpilogueElemWiseNoSource",
+    "BlockEpilogueElemWiseOneSource",
+    "BlockEpiloguePerTokenDequant",
+    "ElemWiseNoSourceParams",
+    "ElemWiseOneSourceParams",
+    "PerTokenDequantParams",
+    "register_block_epilogue",
+]

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.block.mmad_pingpong import BlockMmadPingpong
+from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
+from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
 from catlass_py.gemm.block.mmad_preload_async import BlockMmadPreloadAsync, BlockMmadPreloadAsyncWithCallback
 from catlass_py.gemm.dispatch_policy import (
     MmadAtlasA2Pingpong,
+    MmadAtlasA2PingpongBias,
+    MmadAtlasA2Preload,
     MmadAtlasA2PreloadAsync,
     MmadAtlasA2PreloadAsyncWithCallback,
 )
@@ -20,6 +24,8 @@ _IMPLEMENTATIONS = [
     (MmadAtlasA2PreloadAsyncWithCallback, BlockMmadPreloadAsyncWithCallback),
     (MmadAtlasA2PreloadAsync, BlockMmadPreloadAsync),
     (MmadAtlasA2Pingpong, BlockMmadPingpong),
+    (MmadAtlasA2Preload, BlockMmadPreload),
+    (MmadAtlasA2PingpongBias, BlockMmadPingpongBias),
 ]
 
 

@@ -1,0 +1,270 @@
+"""CATLASS ``Gemm::Kernel::GroupedMatmulSliceMPerTokenDequant`` (example 07's kernel,
+``gemm/kernel/grouped_matmul_slice_m_per_token_dequant.hpp``).
+
+int8 grouped matmul split along M with per-channel x per-token dequantisation, like example 10, but with a
+*full-size* workspace: C of every group is stored at its own place in a GM buffer of ``m * n`` elements (no
+ring), so the cube core never waits for the vector cores to free a slot. The only synchronisation is one
+flag with back-pressure (``CrossCoreFlagWithReverse``, flag 0, reverse flag 1):
+
+==========  =====================================================  =========================================
+who         when                                                   flag operation
+==========  =====================================================  =========================================
+AIC         right after each block's fixpipe (BlockMmad callback)   set 0 (mode 2, PIPE_FIX); every 15th: wait 1
+AIV         inside the epilogue, before reading a block (k > 0)     wait 0; every 15th: set 1 (mode 2, MTE3)
+==========  =====================================================  =========================================
+
+Blocks of all groups form one sequence dealt round robin over the AI cores (``startCoreIdx`` rotation), as
+in example 10. A group with ``k == 0`` blocks (only possible if the whole problem has k == 0) issues no cube
+work and no flag; the epilogue then writes zeros without waiting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from catlass_py.arch.cross_core_sync import (
+    CrossCoreFlagWithReverse,
+    cross_core_set_flag_with_reverse,
+    cross_core_wait_flag_with_reverse,
+)
+from catlass_py.arch.memory import GlobalTensor
+from catlass_py.arch.pipes import Pipe
+from catlass_py.epilogue.block.per_token_dequant import BlockEpiloguePerTokenDequant, PerTokenDequantParams
+from catlass_py.errors import ConfigError
+from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
+from catlass_py.kernel.matmul_epilogue import check_plain_block_call
+from catlass_py.layout import RowMajor, VectorLayout
+from catlass_py.numerics import dtypes as dt
+
+FLAG_AIC_FINISH_STORE = 0
+RV_FLAG_AIC_FINISH_STORE = 1
+
+
+@dataclass(frozen=True)
+class GroupedMatmulSliceMPerTokenDequantMoeArguments:
+    """Host-side ``Arguments{problemShape, problemCount, ptrGroupList, ptrA, ptrB, ptrScale, ptrPerTokenScale,
+    ptrD}``."""
+
+    problem_shape: GemmCoord
+    problem_count: int
+    ptr_group_list: GlobalTensor
+    ptr_a: GlobalTensor
+    ptr_b: GlobalTensor
+    ptr_scale: GlobalTensor
+    ptr_per_token_scale: GlobalTensor
+    ptr_d: GlobalTensor
+
+
+@dataclass(frozen=True)
+class GroupedPerTokenDequantParams:
+    """Device-side ``Params`` of the full-size-workspace grouped per-token-dequant kernels (07 and 11)."""
+
+    problem_shape: GemmCoord
+    problem_count: int
+    ptr_group_list: GlobalTensor
+    ptr_a: GlobalTensor
+    layout_a: Any
+    ptr_b: GlobalTensor
+    layout_b: Any
+    ptr_scale: GlobalTensor
+    layout_scale: Any
+    ptr_per_token_scale: GlobalTensor
+    layout_per_token_scale: Any
+    ptr_d: GlobalTensor
+    layout_d: Any
+    ptr_workspace: GlobalTensor
+
+
+class _GroupedPerTokenDequantFullWorkspace:
+    """What kernels 07 and 11 share: construction checks, flag, host methods, the group-list reads."""
+
+    kernel_name = ""
+    Params = GroupedPerTokenDequantParams
+
+    def __init__(self, block_mmad, block_epilogue, block_scheduler, element_group_list="int64"):
+        what = self.kernel_name
+        if not isinstance(block_epilogue, BlockEpiloguePerTokenDequant):
+            raise ConfigError(f"{what}: BlockEpilogue must be the per-token-dequant epilogue, got {block_epilogue!r}")
+        if getattr(block_mmad, "ASYNC", False) and getattr(block_mmad, "WITH_CALLBACK", False):
+            raise ConfigError(
+                f"{what}: the kernel passes one callback, run after each block's fixpipe (MmadAtlasA2PreloadAsync); "
+                f"{type(block_mmad.policy).__name__} takes two"
+            )
+        check_plain_block_call(what, block_mmad)
+        if block_mmad.element_c != dt.INT32 or block_mmad.c_type.layout is not RowMajor:
+            raise ConfigError(f"{what}: the workspace holds RowMajor int32 C; BlockMmad's CType is {block_mmad.c_type}")
+        if block_epilogue.c_type.element != block_mmad.element_c:
+            raise ConfigError(f"{what}: BlockEpilogue reads {block_epilogue.c_type.element} but BlockMmad writes "
+                              f"{block_mmad.element_c}")
+        if block_mmad.arch != block_epilogue.arch:
+            raise ConfigError(
+                f"{what}: BlockMmad targets {block_mmad.arch.name}, BlockEpilogue {block_epilogue.arch.name}")
+        egl = dt.get_dtype(element_group_list)
+        if egl.kind not in ("int", "uint") or egl.bits not in (32, 64):
+            raise ConfigError(f"{what}: ElementGroupList must be a 32- or 64-bit integer type, got {egl}")
+        self.block_mmad = block_mmad
+        self.block_epilogue = block_epilogue
+        self.block_scheduler = block_scheduler
+        self.element_group_list = egl
+        self.arch = block_mmad.arch
+        self.flag_aic_finish_store = CrossCoreFlagWithReverse(FLAG_AIC_FINISH_STORE, RV_FLAG_AIC_FINISH_STORE)
+
+    @staticmethod
+    def can_implement(args) -> bool:
+        """CATLASS ``CanImplement`` (always true; the ops layer validates user input)."""
+        return True
+
+    def to_underlying_arguments(self, args, workspace: GlobalTensor) -> GroupedPerTokenDequantParams:
+        """CATLASS ``ToUnderlyingArguments``: the full-problem layouts."""
+        m, n, k = args.problem_shape
+        mmad, epi = self.block_mmad, self.block_epilogue
+        return GroupedPerTokenDequantParams(
+            GemmCoord(m, n, k), args.problem_count, args.ptr_group_list,
+            args.ptr_a, mmad.a_type.layout.make_layout(mmad.element_a, m, k),
+            args.ptr_b, mmad.b_type.layout.make_layout(mmad.element_b, k, n),
+            args.ptr_scale, VectorLayout(n), args.ptr_per_token_scale, VectorLayout(m),
+            args.ptr_d, RowMajor.make_layout(epi.d_type.element, m, n), workspace,
+        )
+
+    def _group_value(self, ctx, params, g: int, prev: int) -> tuple[int, int]:
+        """Size of group g (``groupList.GetValue``: scalar GM reads of prefix sums) and the new prefix."""
+        gl = params.ptr_group_list
+        value = int(gl.view(g + 1)[g])
+        if ctx.bus.instructions:
+            ctx.emit(Pipe.S, "GetValue", gm_reads=(gl.access(g, 1),))
+        return value - prev, value
+
+    def _group_shape(self, params, size: int) -> GemmCoord:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _scheduler(self, shape):
+        l1 = self.block_mmad.l1_tile_shape
+        return self.block_scheduler.update(shape, MatrixCoord(l1.m, l1.n))
+
+    def aic(self, ctx, params: GroupedPerTokenDequantParams) -> None:
+        """The cube-core program (``operator()<AIC>``)."""
+        l1 = self.block_mmad.l1_tile_shape
+        core_idx, core_num = ctx.block_idx, ctx.block_num
+        gm_c = params.ptr_workspace.reinterpret(dt.INT32)
+        flag = self.flag_aic_finish_store.fresh()
+
+        def finish_store():
+            """The C++ ``AicFinishSync`` callback."""
+            cross_core_set_flag_with_reverse(ctx, flag, 2, Pipe.FIX)
+
+        is_async = getattr(self.block_mmad, "ASYNC", False)
+        off_a = off_b = off_c = start_core = prev = 0
+        with self.block_mmad(ctx.resource) as block_mmad:
+            for g in range(params.problem_count):
+                size, prev = self._group_value(ctx, params, g, prev)
+                shape = self._group_shape(params, size)
+                layout_a = params.layout_a.get_tile_layout(shape.m, shape.k)
+                layout_b = self._group_layout_b(params, shape)
+                layout_c = RowMajor(shape.m, shape.n)
+                scheduler = self._scheduler(shape)
+                core_loops = scheduler.get_core_loops()
+                start_loop = (core_idx + core_num if core_idx < start_core else core_idx) - start_core
+                for loop in range(start_loop, core_loops, core_num):
+                    bc = scheduler.get_block_coord(loop)
+                    actual = scheduler.get_actual_block_shape(bc)
+                    o_a = layout_a.offset(bc.m * l1.m, bc.k * l1.k)
+                    o_b = layout_b.offset(bc.k * l1.k, bc.n * l1.n)
+                    o_c = layout_c.offset(bc.m * l1.m, bc.n * l1.n)
+                    ctx.mark("block", group=g, loop=loop, m_idx=bc.m, n_idx=bc.n, rows=actual.m, cols=actual.n,
+                             **self._block_origin(params, g, prev - size, bc))
+                    if is_async:
+                        block_mmad(params.ptr_a[off_a + o_a], layout_a, params.ptr_b[off_b + o_b], layout_b,
+                                   gm_c[off_c + o_c], layout_c, actual, finish_store)
+                    else:
+                        block_mmad(params.ptr_a[off_a + o_a], layout_a, params.ptr_b[off_b + o_b], layout_b,
+                                   gm_c[off_c + o_c], layout_c, actual)
+                        finish_store()
+                off_a += shape.m * shape.k
+                off_b += shape.k * shape.n
+                off_c += shape.m * shape.n
+                start_core = (start_core + core_loops) % core_num
+            block_mmad.synchronize_block()
+            ctx.pipe_barrier(Pipe.ALL)
+
+    def aiv(self, ctx, params: GroupedPerTokenDequantParams) -> None:
+        """The vector-core program (``operator()<AIV>``), run by both sub-blocks of every AI core."""
+        l1 = self.block_mmad.l1_tile_shape
+        core_idx, core_num = ctx.ai_core_idx, ctx.block_num
+        gm_c = params.ptr_workspace.reinterpret(dt.INT32)
+        flag = self.flag_aic_finish_store.fresh()
+
+        def wait_stored():
+            """The C++ ``AivWaitSync`` callback."""
+            cross_core_wait_flag_with_reverse(ctx, flag, 2, Pipe.MTE3)
+
+        off_c = off_scale = off_pts = off_d = start_core = prev = 0
+        block_shape = GemmCoord(l1.m, l1.n, l1.k)
+        with self.block_epilogue(ctx.resource) as epilogue:
+            for g in range(params.problem_count):
+                size, prev = self._group_value(ctx, params, g, prev)
+                shape = self._group_shape(params, size)
+                layout_c = RowMajor(shape.m, shape.n)
+                epilogue.update_params(PerTokenDequantParams(
+                    params.ptr_scale[off_scale], params.layout_scale,
+                    params.ptr_per_token_scale[off_pts], params.layout_per_token_scale.get_tile_layout(shape.m),
+                    params.ptr_d[off_d], params.layout_d.get_tile_layout(shape.m, shape.n),
+                ))
+                scheduler = self._scheduler(shape)
+                core_loops = scheduler.get_core_loops()
+                start_loop = (core_idx + core_num if core_idx < start_core else core_idx) - start_core
+                for loop in range(start_loop, core_loops, core_num):
+                    bc = scheduler.get_block_coord(loop)
+                    actual = scheduler.get_actual_block_shape(bc)
+                    gm_block_c = gm_c[off_c + layout_c.offset(bc.m * l1.m, bc.n * l1.n)]
+                    layout_block_c = layout_c.get_tile_layout(actual.m, actual.n)
+                    ctx.mark("epilogue_block", group=g, loop=loop)
+                    epilogue(block_shape, bc, actual, gm_block_c, layout_block_c, wait_stored)
+                off_c += shape.m * shape.n
+                off_scale += shape.n
+                off_pts += shape.m
+                off_d += shape.m * shape.n
+                start_core = (start_core + core_loops) % core_num
+            ctx.pipe_barrier(Pipe.ALL)
+
+
+class GroupedMatmulSliceMPerTokenDequant(_GroupedPerTokenDequantFullWorkspace):
+    """CATLASS ``GroupedMatmulSliceMPerTokenDequant<BlockMmad, BlockEpilogue, BlockScheduler,
+    ElementGroupList>`` (example 07, "MoE"): groups slice the rows of A [m, k]; B is [G, k, n]; scales
+    [G, n] and [m]; D [m, n] (rows past ``groupList[G-1]`` untouched). Full-size int32 workspace (see module
+    doc); an async BlockMmad must take one callback (``MmadAtlasA2PreloadAsync``)."""
+
+    Arguments = GroupedMatmulSliceMPerTokenDequantMoeArguments
+    kernel_name = "GroupedMatmulSliceMPerTokenDequant"
+
+    def get_workspace_size(self, args) -> int:
+        """``m * n * sizeof(ElementGroupList)`` bytes (the C++ sizes the int32 C buffer with the group-list
+        element: 8 bytes per element for int64 lists, twice what is used)."""
+        m, n, _ = args.problem_shape
+        return m * n * self.element_group_list.nbytes(1)
+
+    def _group_shape(self, params, size: int) -> GemmCoord:
+        return GemmCoord(size, params.problem_shape.n, params.problem_shape.k)
+
+    def _group_layout_b(self, params, shape):
+        return params.layout_b
+
+    def _block_origin(self, params, g, start, bc) -> dict:
+        l1 = self.block_mmad.l1_tile_shape
+        return {"row": start + bc.m * l1.m, "col": bc.n * l1.n}
+
+    def total_blocks(self, group_list, n: int) -> int:
+        """Blocks of the whole problem (for progress reporting)."""
+        l1 = self.block_mmad.l1_tile_shape
+        total, prev = 0, 0
+        for v in group_list:
+            total += ceil_div(int(v) - prev, l1.m) * ceil_div(n, l1.n)
+            prev = int(v)
+        return total
+
+
+__all__ = [
+    "GroupedMatmulSliceMPerTokenDequant",
+    "GroupedMatmulSliceMPerTokenDequantMoeArguments",
+    "GroupedPerTokenDequantParams",
+]

@@ -1,0 +1,79 @@
+"""``basic_matmul``: CATLASS example 00 (``BasicMatmul`` + ``MmadAtlasA2Pingpong``) as a numpy-in / numpy-out
+function, for fp16, bf16 and int8 operands stored row- or column-major."""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+
+import numpy as np
+
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.errors import ArgumentError
+from catlass_py.gemm import GemmCoord
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.ops._matmul import (
+    check_extent,
+    element_of,
+    gm_input,
+    gm_output,
+    launch,
+    out_element,
+    parse_layout,
+)
+from catlass_py.ops._validate import as_array, check_core_num
+
+
+@lru_cache(maxsize=32)
+def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a="row", layout_b="row",
+                 out: str | None = None):
+    """Example 00's kernel for these operand types, assembled by ``examples/00_basic_matmul.py``."""
+    example = importlib.import_module("catlass_py.examples.00_basic_matmul")
+    return example.assemble(arch, element=element, layout_a=parse_layout("layout_a", layout_a),
+                            layout_b=parse_layout("layout_b", layout_b), out_element=out)
+
+
+def validate_inputs(a, b, layout_a, layout_b, out_dtype, core_num, arch) -> tuple[int, int, int, str, str]:
+    """Check every input of the op; return (m, n, k, input element, output element)."""
+    a = as_array("a", a, ("float16", "bfloat16", "int8"), 2)
+    elem = element_of("a", a)
+    b = as_array("b", b, elem, 2)
+    parse_layout("layout_a", layout_a)
+    parse_layout("layout_b", layout_b)
+    m, k = a.shape
+    kb, n = b.shape
+    if kb != k:
+        raise ArgumentError(f"b: expected shape ({k}, n) to match a's k = {k}, got {b.shape}")
+    check_extent("m", m)
+    check_extent("n", n)
+    check_extent("k", k, low=1)
+    out = out_element(elem, out_dtype)
+    check_core_num(core_num, arch)
+    return m, n, k, elem, out
+
+
+def basic_matmul(a, b, *, layout_a="row", layout_b="row", out_dtype=None, core_num: int = 24,
+                 seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False,
+                 observers=(), kernel=None):
+    """C = A @ B on simulated AI cores (CATLASS ``BasicMatmul``, example 00).
+
+    ``a`` [m, k] and ``b`` [k, n] are the logical matrices, both float16, bfloat16 or int8;
+    ``layout_a``/``layout_b`` ('row' or 'column') say how each is stored in device memory (the
+    ColumnMajor / "transposed" operands of CATLASS). Returns C [m, n]: float16 / bfloat16 (fp32
+    accumulation, rounded once by the fixpipe) or int32 (exact) for int8; ``out_dtype='float32'`` keeps
+    the fp32 accumulator for float inputs. ``k`` must be >= 1; m or n may be 0. With
+    ``return_report=True`` returns ``(c, report)`` (a :class:`~catlass_py.analysis.WorkloadReport`).
+    Inputs are never modified.
+    """
+    arch = get_arch(arch)
+    m, n, k, elem, out = validate_inputs(a, b, layout_a, layout_b, out_dtype, core_num, arch)
+    la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
+    if kernel is None:
+        kernel = build_kernel(arch, elem, la, lb, out)
+    host_c = np.zeros((m, n), get_dtype(out).numpy)
+    args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", host_c))
+    report = launch(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report)
+    return (host_c, report) if return_report else host_c
+
+
+__all__ = ["basic_matmul", "build_kernel", "validate_inputs"]

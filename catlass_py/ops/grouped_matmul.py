@@ -1,0 +1,105 @@
+"""``grouped_matmul``: CATLASS example 08 (``GroupedMatmul`` + ``MmadAtlasA2PreloadAsync``) as a numpy-in /
+numpy-out function over a list of independent problems of any shapes."""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+
+import numpy as np
+
+from catlass_py.arch.memory import GlobalBuffer
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.errors import ArgumentError
+from catlass_py.gemm import GemmCoord
+from catlass_py.kernel.grouped_matmul import MAX_TENSOR_COUNT
+from catlass_py.layout import RowMajor
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.ops._matmul import as_stored, check_extent, element_of, gm_output, launch, out_element, parse_layout
+from catlass_py.ops._validate import as_array, check_core_num
+
+
+@lru_cache(maxsize=32)
+def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a="column", layout_b="row",
+                 out: str | None = None):
+    """Example 08's kernel for these types (``examples/08_grouped_matmul.py``)."""
+    example = importlib.import_module("catlass_py.examples.08_grouped_matmul")
+    return example.assemble(arch, element=element, layout_a=parse_layout("layout_a", layout_a),
+                            layout_b=parse_layout("layout_b", layout_b), out_element=out)
+
+
+def validate_inputs(a_list, b_list, layout_a, layout_b, out_dtype, core_num, arch):
+    """Check every input of the op; return (shapes, input element, output element)."""
+    for name, lst in (("a_list", a_list), ("b_list", b_list)):
+        if not isinstance(lst, (list, tuple)):
+            raise ArgumentError(f"{name}: expected a list of numpy arrays, got {type(lst).__name__}")
+    g = len(a_list)
+    if g == 0:
+        raise ArgumentError("a_list: expected at least one group, got an empty list")
+    if g > MAX_TENSOR_COUNT:
+        raise ArgumentError(f"a_list: GroupedMatmul supports at most {MAX_TENSOR_COUNT} groups, got {g}")
+    if len(b_list) != g:
+        raise ArgumentError(f"b_list: expected {g} matrices (one per a), got {len(b_list)}")
+    parse_layout("layout_a", layout_a)
+    parse_layout("layout_b", layout_b)
+    first = as_array("a_list[0]", a_list[0], ("float16", "bfloat16", "int8"), 2)
+    elem = element_of("a_list[0]", first)
+    shapes = []
+    for i, (a, b) in enumerate(zip(a_list, b_list)):
+        a = as_array(f"a_list[{i}]", a, elem, 2)
+        b = as_array(f"b_list[{i}]", b, elem, 2)
+        m, k = a.shape
+        kb, n = b.shape
+        if kb != k:
+            raise ArgumentError(f"b_list[{i}]: expected shape ({k}, n) to match a_list[{i}] {a.shape}, got {b.shape}")
+        for label, v in (("m", m), ("n", n), ("k", k)):
+            check_extent(f"group {i} {label}", v)
+        shapes.append(GemmCoord(m, n, k))
+    out = out_element(elem, out_dtype)
+    check_core_num(core_num, arch)
+    return shapes, elem, out
+
+
+def _pack(arrays, layout, dtype) -> np.ndarray:
+    """The groups' operands back to back in one buffer, each stored in ``layout`` (a copy; inputs untouched)."""
+    flat = [as_stored(x, layout).reshape(-1) for x in arrays]
+    return np.concatenate(flat) if flat else np.zeros(0, dtype)
+
+
+def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dtype=None, core_num: int = 24,
+                   seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False,
+                   observers=(), kernel=None):
+    """``C_g = A_g @ B_g`` for up to 256 problems of arbitrary shapes in one launch (CATLASS ``GroupedMatmul``,
+    example 08) on simulated AI cores.
+
+    ``a_list[g]`` [m_g, k_g] and ``b_list[g]`` [k_g, n_g]: logical matrices, all float16, bfloat16 or int8;
+    ``layout_a`` (default 'column', as in the example) and ``layout_b`` ('row') choose how every group is
+    stored. Returns the list of C_g [m_g, n_g]. A group with k_g == 0 issues no work on the device (CATLASS
+    leaves its C untouched); here C starts zeroed, so it reads as the mathematically right 0.
+    ``return_report=True`` returns ``(list, report)``. Inputs are never modified.
+    """
+    arch = get_arch(arch)
+    shapes, elem, out = validate_inputs(a_list, b_list, layout_a, layout_b, out_dtype, core_num, arch)
+    la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
+    if kernel is None:
+        kernel = build_kernel(arch, elem, la, lb, out)
+    np_in = get_dtype(elem).numpy
+    a_buf = _pack(a_list, la, np_in)
+    b_buf = _pack(b_list, lb, np_in)
+    out_np = get_dtype(out).numpy
+    host_c = np.zeros(sum(s.m * s.n for s in shapes), out_np)
+    gm_a = GlobalBuffer.from_array(a_buf, "a", read_only=True).tensor(elem)
+    gm_b = GlobalBuffer.from_array(b_buf, "b", read_only=True).tensor(elem)
+    layouts_a = [la(s.m, s.k) for s in shapes]
+    layouts_b = [lb(s.k, s.n) for s in shapes]
+    layouts_c = [RowMajor(s.m, s.n) for s in shapes]
+    args = kernel.Arguments(len(shapes), shapes, gm_a, layouts_a, gm_b, layouts_b, gm_output("c", host_c), layouts_c)
+    report = launch(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report)
+    result, off = [], 0
+    for s in shapes:
+        result.append(host_c[off:off + s.m * s.n].reshape(s.m, s.n))
+        off += s.m * s.n
+    return (result, report) if return_report else result
+
+
+__all__ = ["MAX_TENSOR_COUNT", "build_kernel", "grouped_matmul", "validate_inputs"]

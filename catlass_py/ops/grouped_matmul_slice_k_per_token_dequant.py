@@ -1,0 +1,90 @@
+"""``grouped_matmul_slice_k_per_token_dequant``: CATLASS example 11 (``GroupedMatmulSliceKPerTokenDequant``) as
+a numpy-in / numpy-out function. The kernel is assembled by
+``examples/11_grouped_matmul_slice_k_per_token_dequant.py``."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.errors import ArgumentError
+from catlass_py.gemm import GemmCoord
+from catlass_py.ops._common import (
+    check_positive,
+    empty_result,
+    finish,
+    gm_input,
+    gm_output,
+    gm_storage,
+    load_example,
+    run_kernel,
+)
+from catlass_py.ops._validate import as_array, check_core_num, check_group_list, check_shape
+
+OUT_TYPES = ("bfloat16", "float16")
+
+
+@lru_cache(maxsize=16)
+def build_kernel(arch: ArchSpec = ATLAS_A2, out_dtype: str = "bfloat16", element_group_list: str = "int64"):
+    """Example 11's kernel (A ColumnMajor, PreloadAsync<1,2,2,4,1,false,true>, L1 128x256x256, L0 128x256x64,
+    per-token dequant 32x256, GemmIdentityBlockSwizzle<3,0>), assembled by the example script."""
+    return load_example("11_grouped_matmul_slice_k_per_token_dequant").assemble(
+        arch, out_dtype=out_dtype, element_group_list=element_group_list)
+
+
+def validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch):
+    """Check every input; return (g, m, n, k, out dtype, group-list dtype)."""
+    a = as_array("a", a, "int8", 2)
+    b = as_array("b", b, "int8", 2)
+    gl = as_array("group_list", group_list, ("int64", "int32"), 1)
+    scale = as_array("scale", scale, OUT_TYPES, 2)
+    out = str(scale.dtype)
+    per_token_scale = as_array("per_token_scale", per_token_scale, out, 2)
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise ArgumentError(f"b: expected shape ({k}, n) to match a's k = {k}, got {b.shape}")
+    n = b.shape[1]
+    g = gl.shape[0]
+    check_positive("group_list", g, "the group count")
+    check_shape("scale", scale, (g, n), "groups x n")
+    check_shape("per_token_scale", per_token_scale, (g, m), "groups x m")
+    check_group_list(gl.astype(np.int64), g, k, axis="k")
+    check_core_num(core_num, arch)
+    return g, m, n, k, out, str(gl.dtype)
+
+
+def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_scale, *, core_num: int = 24,
+                                             seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
+                                             return_report: bool = False, observers=(), kernel=None, options=None,
+                                             return_launch: bool = False):
+    """CATLASS example 11 on simulated AI cores.
+
+    ``a`` int8 [m, k] (logical; stored column-major in GM, as the kernel requires), ``b`` int8 [k, n],
+    ``group_list`` int64 (or int32) [g] prefix sums over k, ``scale`` [g, n] and ``per_token_scale``
+    [g, m], both bfloat16 (or both float16, which is then D's type). Returns D [g, m, n]; groups with an
+    empty K range are 0. Bit-exact against the golden after its final rounding. With
+    ``return_report=True`` returns ``(d, WorkloadReport)``. Inputs are never modified.
+    """
+    arch = get_arch(arch)
+    g, m, n, k, out, gdt = validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch)
+    if m == 0 or n == 0:
+        return empty_result((g, m, n), scale.dtype, return_report, return_launch)
+    if kernel is None:
+        kernel = build_kernel(arch, out, gdt)
+    elif kernel.element_group_list.name != gdt:
+        raise ArgumentError(
+            f"group_list: the kernel was assembled for {kernel.element_group_list} group lists, got {gdt}")
+    mmad = kernel.block_mmad
+    d_host = np.zeros((g, m, n), dtype=kernel.block_epilogue.d_type.element.numpy)
+    args = kernel.Arguments(
+        GemmCoord(m, n, k), g, gm_input("group_list", group_list),
+        gm_input("a", gm_storage(a, mmad.a_type.layout)), gm_input("b", gm_storage(b, mmad.b_type.layout)),
+        gm_input("scale", scale), gm_input("per_token_scale", per_token_scale), gm_output("d", d_host))
+    report, launch = run_kernel(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report,
+                                options=options)
+    return finish(d_host, report, launch, return_report, return_launch)
+
+
+__all__ = ["build_kernel", "grouped_matmul_slice_k_per_token_dequant", "validate_inputs"]

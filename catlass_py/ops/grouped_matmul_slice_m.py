@@ -1,0 +1,92 @@
+"""``grouped_matmul_slice_m``: CATLASS example 02 (``GroupedMatmulSliceM`` + ``MmadAtlasA2PreloadAsync``) as a
+numpy-in / numpy-out function."""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+
+import numpy as np
+
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.errors import ArgumentError
+from catlass_py.gemm import GemmCoord
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.ops._matmul import check_extent, element_of, gm_input, gm_output, launch, out_element, parse_layout
+from catlass_py.ops._validate import as_array, check_core_num, check_group_list
+
+
+@lru_cache(maxsize=32)
+def build_kernel(arch: ArchSpec = ATLAS_A2, tiling: str = "k<=n", element: str = "float16", layout_b="column",
+                 out: str | None = None, segmented: bool = False):
+    """Example 02's kernel for one tiling and these types (``examples/02_grouped_matmul_slice_m.py``)."""
+    example = importlib.import_module("catlass_py.examples.02_grouped_matmul_slice_m")
+    return example.assemble(arch, tiling=tiling, element=element, layout_b=parse_layout("layout_b", layout_b),
+                            out_element=out, segmented=segmented)
+
+
+def check_segmented_group_list(group_list, group_count: int, total: int, *, axis: str = "m") -> np.ndarray:
+    """A segmented group list: int64 group sizes, one per group, each >= 0, summing to at most ``total``."""
+    gl = as_array("group_list", group_list, "int64", 1)
+    if gl.shape[0] != group_count:
+        raise ArgumentError(f"group_list: expected {group_count} entries (one per group of b), got {gl.shape[0]}")
+    if group_count and gl.min() < 0:
+        i = int(np.argmin(gl))
+        raise ArgumentError(f"group_list: group sizes must be >= 0, got {int(gl[i])} at index {i}")
+    s = int(gl.sum()) if group_count else 0
+    if s > total:
+        raise ArgumentError(f"group_list: group sizes must sum to at most {axis} = {total}, got {s}")
+    return gl
+
+
+def validate_inputs(a, b, group_list, layout_b, segmented, out_dtype, core_num, arch):
+    """Check every input of the op; return (g, m, n, k, input element, output element)."""
+    a = as_array("a", a, ("float16", "bfloat16", "int8"), 2)
+    elem = element_of("a", a)
+    b = as_array("b", b, elem, 3)
+    parse_layout("layout_b", layout_b)
+    if not isinstance(segmented, bool):
+        raise ArgumentError(f"segmented: expected a bool, got {segmented!r}")
+    m, k = a.shape
+    g, kb, n = b.shape
+    if kb != k:
+        raise ArgumentError(f"b: expected shape (g, {k}, n) to match a's k = {k}, got {b.shape}")
+    if g == 0:
+        raise ArgumentError(f"b: expected at least one group, got shape {b.shape}")
+    check_extent("m", m)
+    check_extent("n", n)
+    check_extent("k", k, low=1)
+    if segmented:
+        check_segmented_group_list(group_list, g, m)
+    else:
+        check_group_list(group_list, g, m)
+    out = out_element(elem, out_dtype)
+    check_core_num(core_num, arch)
+    return g, m, n, k, elem, out
+
+
+def grouped_matmul_slice_m(a, b, group_list, *, layout_b="column", segmented: bool = False, out_dtype=None,
+                           core_num: int = 24, seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
+                           return_report: bool = False, observers=(), kernel=None):
+    """Grouped matmul with A split along M (CATLASS ``GroupedMatmulSliceM``, example 02) on simulated AI cores.
+
+    ``a`` [m, k]; ``b`` [g, k, n] (the logical per-group matrices; ``layout_b`` 'column' - the example's
+    ColumnMajor, each stored n x k - or 'row'); ``group_list`` int64 [g]: inclusive prefix sums of the group
+    row counts, or the row counts themselves with ``segmented=True``. float16, bfloat16 or int8 operands.
+    The tiling follows the example (k > n: 256 x 128 blocks and swizzle <3,0>; else 128 x 256 and <3,1>).
+    Returns C [m, n]; rows past the last group are 0. ``return_report=True`` returns ``(c, report)``.
+    Inputs are never modified.
+    """
+    arch = get_arch(arch)
+    g, m, n, k, elem, out = validate_inputs(a, b, group_list, layout_b, segmented, out_dtype, core_num, arch)
+    lb = parse_layout("layout_b", layout_b)
+    if kernel is None:
+        kernel = build_kernel(arch, "k>n" if k > n else "k<=n", elem, lb, out, segmented)
+    host_c = np.zeros((m, n), get_dtype(out).numpy)
+    args = kernel.Arguments(GemmCoord(m, n, k), g, gm_input("group_list", group_list), gm_input("a", a),
+                            gm_input("b", b, lb), gm_output("c", host_c))
+    report = launch(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report)
+    return (host_c, report) if return_report else host_c
+
+
+__all__ = ["build_kernel", "check_segmented_group_list", "grouped_matmul_slice_m", "validate_inputs"]

@@ -1,0 +1,95 @@
+"""``grouped_matmul_slice_m_per_token_dequant_moe``: CATLASS example 07 (``GroupedMatmulSliceMPerTokenDequant``,
+full-size workspace) as a numpy-in / numpy-out function. The kernel is assembled by
+``examples/07_grouped_matmul_slice_m_per_token_dequant_moe.py``."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.errors import ArgumentError
+from catlass_py.gemm import GemmCoord
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.ops._common import check_positive, empty_result, finish, gm_input, gm_output, load_example, run_kernel
+from catlass_py.ops._validate import as_array, check_core_num, check_group_list, check_shape
+
+SCALE_TYPES = ("float32", "float16", "bfloat16")
+OUT_TYPES = ("float16", "bfloat16")
+
+
+@lru_cache(maxsize=16)
+def build_kernel(arch: ArchSpec = ATLAS_A2, out_dtype: str = "float16", scale_dtype: str = "float32",
+                 element_group_list: str = "int32"):
+    """Example 07's kernel (PreloadAsync<1,2,2,4,1,false,true>, L1 128x256x256, L0 128x256x64, per-token
+    dequant 32x256, GemmIdentityBlockSwizzle<3,0>), assembled by the example script."""
+    return load_example("07_grouped_matmul_slice_m_per_token_dequant_moe").assemble(
+        arch, out_dtype=out_dtype, scale_dtype=scale_dtype, element_group_list=element_group_list)
+
+
+def validate_inputs(a, b, group_list, scale, per_token_scale, out_dtype, core_num, arch):
+    """Check every input; return (g, m, n, k, out dtype, scale dtype, group-list dtype)."""
+    a = as_array("a", a, "int8", 2)
+    b = as_array("b", b, "int8", 3)
+    gl = as_array("group_list", group_list, ("int32", "int64"), 1)
+    scale = as_array("scale", scale, SCALE_TYPES, 2)
+    sdt = str(scale.dtype)
+    per_token_scale = as_array("per_token_scale", per_token_scale, sdt, 1)
+    m, k = a.shape
+    g, kb, n = b.shape
+    if kb != k:
+        raise ArgumentError(f"b: expected shape (g, {k}, n) to match a's k = {k}, got {b.shape}")
+    check_positive("b", g, "the group count")
+    check_shape("scale", scale, (g, n), "groups x n")
+    check_shape("per_token_scale", per_token_scale, (m,), "one per row of a")
+    if gl.shape[0] != g:
+        raise ArgumentError(f"group_list: expected {g} entries (one per group of b), got {gl.shape[0]}")
+    check_group_list(gl.astype(np.int64), g, m)
+    if sdt == "float32":
+        out = "float16" if out_dtype is None else str(out_dtype)
+        if out not in OUT_TYPES:
+            raise ArgumentError(f"out_dtype: expected one of {OUT_TYPES} with float32 scales, got {out_dtype!r}")
+    else:
+        out = sdt
+        if out_dtype is not None and str(out_dtype) != sdt:
+            raise ArgumentError(f"out_dtype: with {sdt} scales D must be {sdt} too, got {out_dtype!r}")
+    check_core_num(core_num, arch)
+    return g, m, n, k, out, sdt, str(gl.dtype)
+
+
+def grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, per_token_scale, *, out_dtype=None,
+                                                 core_num: int = 24, seed: int | None = None,
+                                                 arch: ArchSpec | str = ATLAS_A2, return_report: bool = False,
+                                                 observers=(), kernel=None, options=None,
+                                                 return_launch: bool = False):
+    """CATLASS example 07 on simulated AI cores.
+
+    ``a`` int8 [m, k]; ``b`` int8 [g, k, n]; ``group_list`` int32 (as the example) or int64 [g], prefix
+    sums of group row counts; ``scale`` [g, n] and ``per_token_scale`` [m], both float32 (the example; D is
+    then ``out_dtype``, float16 by default) or both D's type (float16/bfloat16). Returns D [m, n]; rows at or
+    past ``group_list[-1]`` are 0. Bit-exact against the golden after its final rounding. ``k == 0`` is
+    allowed (D is 0 on the covered rows: the epilogue's zero-fill path). With ``return_report=True``
+    returns ``(d, WorkloadReport)``. Inputs are never modified.
+    """
+    arch = get_arch(arch)
+    g, m, n, k, out, sdt, gdt = validate_inputs(a, b, group_list, scale, per_token_scale, out_dtype, core_num, arch)
+    if m == 0 or n == 0:
+        return empty_result((m, n), get_dtype(out).numpy, return_report, return_launch)
+    if kernel is None:
+        kernel = build_kernel(arch, out, sdt, gdt)
+    elif kernel.element_group_list.name != gdt:
+        raise ArgumentError(
+            f"group_list: the kernel was assembled for {kernel.element_group_list} group lists, got {gdt}")
+    d_type = kernel.block_epilogue.d_type.element
+    d_host = np.zeros((m, n), dtype=d_type.numpy)
+    gm = {name: gm_input(name, x) for name, x in (("a", a), ("b", b), ("group_list", group_list), ("scale", scale),
+                                                   ("per_token_scale", per_token_scale))}
+    args = kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["scale"],
+                            gm["per_token_scale"], gm_output("d", d_host))
+    report, launch = run_kernel(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report,
+                                options=options)
+    return finish(d_host, report, launch, return_report, return_launch)
+
+
+__all__ = ["build_kernel", "grouped_matmul_slice_m_per_token_dequant_moe", "validate_inputs"]

@@ -1,0 +1,84 @@
+"""``quant_matmul``: CATLASS example 12 (``QuantMatmulMultiStageWorkspace``) as a numpy-in / numpy-out function.
+The kernel is assembled by ``examples/12_quant_matmul.py``."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.errors import ArgumentError
+from catlass_py.gemm import GemmCoord
+from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.ops._common import (
+    check_positive,
+    empty_result,
+    gm_input,
+    gm_output,
+    gm_storage,
+    layout_arg,
+    finish,
+    load_example,
+    run_kernel,
+)
+from catlass_py.ops._validate import as_array, check_core_num, check_shape
+
+
+@lru_cache(maxsize=32)
+def build_kernel(arch: ArchSpec = ATLAS_A2, swizzle_direction: int = 0, out_dtype: str = "float16",
+                 layout_a=RowMajor, layout_b=ColumnMajor, workspace_stages: int = 2):
+    """Example 12's kernel (L1 128x256x512, L0 128x256x128, PreloadAsyncWithCallback<1,2,2,2,1,false,true>,
+    per-token dequant 32x256, GemmIdentityBlockSwizzle<3, direction>, 2 workspace stages)."""
+    return load_example("12_quant_matmul").assemble(arch, swizzle_direction=swizzle_direction, out_dtype=out_dtype,
+                                                    layout_a=layout_a, layout_b=layout_b,
+                                                    workspace_stages=workspace_stages)
+
+
+def validate_inputs(a, b, scale, per_token_scale, core_num, arch) -> tuple[int, int, int, str]:
+    """Check every input of the op; return (m, n, k, out dtype name)."""
+    a = as_array("a", a, "int8", 2)
+    b = as_array("b", b, "int8", 2)
+    scale = as_array("scale", scale, ("float16", "bfloat16"), 1)
+    out = str(scale.dtype)
+    per_token_scale = as_array("per_token_scale", per_token_scale, out, 1)
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise ArgumentError(f"b: expected shape ({k}, n) to match a's k = {k}, got {b.shape}")
+    n = b.shape[1]
+    check_positive("a", k, "k (with k == 0 no block is ever stored and the CATLASS kernel deadlocks)")
+    check_shape("scale", scale, (n,), "one per column of b")
+    check_shape("per_token_scale", per_token_scale, (m,), "one per row of a")
+    check_core_num(core_num, arch)
+    return m, n, k, out
+
+
+def quant_matmul(a, b, scale, per_token_scale, *, layout_a="row_major", layout_b="column_major", core_num: int = 24,
+                 seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False, observers=(),
+                 kernel=None, options=None, return_launch: bool = False):
+    """CATLASS example 12 on simulated AI cores.
+
+    ``a`` int8 [m, k] and ``b`` int8 [k, n] (logical; stored in GM per ``layout_a``/``layout_b``, the example
+    keeps B column-major), ``scale`` [n] and ``per_token_scale`` [m], both float16 (or both bfloat16).
+    Returns D [m, n] in the scales' dtype; bit-exact: D == cast(golden.quant_matmul(...)). With
+    ``return_report=True`` returns ``(d, WorkloadReport)``. Inputs are never modified.
+    """
+    arch = get_arch(arch)
+    la, lb = layout_arg("layout_a", layout_a), layout_arg("layout_b", layout_b)
+    m, n, k, out = validate_inputs(a, b, scale, per_token_scale, core_num, arch)
+    if m == 0 or n == 0:
+        return empty_result((m, n), scale.dtype, return_report, return_launch)
+    if kernel is None:
+        kernel = build_kernel(arch, 0 if m > n else 1, out, la, lb)
+    else:
+        la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
+    d_host = np.zeros((m, n), dtype=scale.dtype)
+    args = kernel.Arguments(GemmCoord(m, n, k), core_num, gm_input("a", gm_storage(a, la)),
+                            gm_input("b", gm_storage(b, lb)), gm_input("scale", scale),
+                            gm_input("per_token_scale", per_token_scale), gm_output("d", d_host))
+    report, launch = run_kernel(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report,
+                                options=options)
+    return finish(d_host, report, launch, return_report, return_launch)
+
+
+__all__ = ["build_kernel", "quant_matmul", "validate_inputs"]

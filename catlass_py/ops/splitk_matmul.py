@@ -1,0 +1,85 @@
+"""``splitk_matmul``: CATLASS example 09 (``SplitkMatmul`` + ``SplitkReduceAdd``) as a numpy-in / numpy-out
+function. The kernel is assembled by ``examples/09_splitk_matmul.py``."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.errors import ArgumentError
+from catlass_py.gemm import GemmCoord
+from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.ops._common import (
+    check_positive,
+    empty_result,
+    gm_input,
+    gm_output,
+    gm_storage,
+    layout_arg,
+    finish,
+    load_example,
+    run_kernel,
+)
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.ops._validate import as_array, check_core_num
+
+FLOAT_TYPES = ("float16", "bfloat16")
+OUT_TYPES = ("float16", "bfloat16", "float32")
+
+
+@lru_cache(maxsize=32)
+def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", out_dtype: str = "float16",
+                 layout_a=RowMajor, layout_b=ColumnMajor):
+    """Example 09's kernel (Pingpong<unit flag> 128x256x256 / 128x256x64, fp32 slices,
+    SplitkGemmIdentityBlockSwizzle<3,0>, SplitkReduceAdd<float, out, 1, UB/4>)."""
+    return load_example("09_splitk_matmul").assemble(arch, element=element, out_dtype=out_dtype, layout_a=layout_a,
+                                                     layout_b=layout_b)
+
+
+def validate_inputs(a, b, out_dtype, core_num, arch) -> tuple[int, int, int, str, str]:
+    """Check every input; return (m, n, k, element, out dtype)."""
+    a = as_array("a", a, FLOAT_TYPES, 2)
+    element = str(a.dtype)
+    b = as_array("b", b, element, 2)
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise ArgumentError(f"b: expected shape ({k}, n) to match a's k = {k}, got {b.shape}")
+    n = b.shape[1]
+    check_positive("a", k, "k (an empty K would store uninitialised accumulators)")
+    out = element if out_dtype is None else str(out_dtype)
+    if out not in OUT_TYPES:
+        raise ArgumentError(f"out_dtype: expected one of {OUT_TYPES}, got {out_dtype!r}")
+    check_core_num(core_num, arch)
+    return m, n, k, element, out
+
+
+def splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", layout_b="column_major", core_num: int = 24,
+                  seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False,
+                  observers=(), kernel=None, options=None, return_launch: bool = False):
+    """CATLASS example 09 on simulated AI cores.
+
+    ``a`` [m, k] and ``b`` [k, n] float16 (or bfloat16) logical matrices, stored in GM per
+    ``layout_a``/``layout_b`` (the example keeps B column-major). Returns C [m, n] in ``out_dtype`` (default:
+    the input dtype): the fp32 sum of the split-K slices, cast once. With ``return_report=True`` returns
+    ``(c, WorkloadReport)`` (block markers carry ``slice``; reduction markers ``offset``/``count``).
+    """
+    arch = get_arch(arch)
+    la, lb = layout_arg("layout_a", layout_a), layout_arg("layout_b", layout_b)
+    m, n, k, element, out = validate_inputs(a, b, out_dtype, core_num, arch)
+    if m == 0 or n == 0:
+        return empty_result((m, n), get_dtype(out).numpy, return_report, return_launch)
+    if kernel is None:
+        kernel = build_kernel(arch, element, out, la, lb)
+    else:
+        la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
+    c_host = np.zeros((m, n), dtype=kernel.reduce_add.element_out.numpy)
+    args = kernel.Arguments(GemmCoord(m, n, k), core_num, kernel.block_mmad.element_c.nbytes(1),
+                            gm_input("a", gm_storage(a, la)), gm_input("b", gm_storage(b, lb)), gm_output("c", c_host))
+    report, launch = run_kernel(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report,
+                                options=options)
+    return finish(c_host, report, launch, return_report, return_launch)
+
+
+__all__ = ["build_kernel", "splitk_matmul", "validate_inputs"]

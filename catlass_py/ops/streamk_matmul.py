@@ -1,0 +1,79 @@
+"""``streamk_matmul``: CATLASS example 37 (``StreamkMatmul`` + ``StreamkReduceAdd``) as a numpy-in / numpy-out
+function. The kernel is assembled by ``examples/37_streamk_matmul.py``."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.errors import ArgumentError
+from catlass_py.gemm import GemmCoord
+from catlass_py.layout import RowMajor
+from catlass_py.ops._common import (
+    check_positive,
+    empty_result,
+    gm_input,
+    gm_output,
+    gm_storage,
+    layout_arg,
+    finish,
+    load_example,
+    run_kernel,
+)
+from catlass_py.ops._validate import as_array, check_core_num
+
+FLOAT_TYPES = ("float16", "bfloat16")
+
+
+@lru_cache(maxsize=32)
+def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a=RowMajor, layout_b=RowMajor):
+    """Example 37's kernel (Streamk<unit flag, shuffle-K> 128x256x256 / 128x256x64,
+    StreamkGemmIdentityBlockSwizzle<3,0>, StreamkReduceAdd over the whole UB)."""
+    return load_example("37_streamk_matmul").assemble(arch, element=element, layout_a=layout_a, layout_b=layout_b)
+
+
+def validate_inputs(a, b, core_num, arch) -> tuple[int, int, int, str]:
+    """Check every input; return (m, n, k, element)."""
+    a = as_array("a", a, FLOAT_TYPES, 2)
+    element = str(a.dtype)
+    b = as_array("b", b, element, 2)
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise ArgumentError(f"b: expected shape ({k}, n) to match a's k = {k}, got {b.shape}")
+    n = b.shape[1]
+    check_positive("a", k, "k (an empty K would store uninitialised accumulators)")
+    check_core_num(core_num, arch)
+    return m, n, k, element
+
+
+def streamk_matmul(a, b, *, layout_a="row_major", layout_b="row_major", core_num: int = 24, seed: int | None = None,
+                   arch: ArchSpec | str = ATLAS_A2, return_report: bool = False, observers=(), kernel=None,
+                   options=None, return_launch: bool = False):
+    """CATLASS example 37 on simulated AI cores.
+
+    ``a`` [m, k] and ``b`` [k, n] float16 (or bfloat16) logical matrices, stored in GM per
+    ``layout_a``/``layout_b``. Returns C [m, n] of the input dtype. Normal blocks are stored by the cube's
+    fixpipe; tail blocks are fp32 sums of stream-K partial sums, cast once. With ``return_report=True``
+    returns ``(c, WorkloadReport)``: cube markers say which K range (``streamk``, ``k_tile``, ``k``) each core
+    computed, ``epilogue_tile`` markers which rows of the tail blocks each vector core reduced.
+    """
+    arch = get_arch(arch)
+    la, lb = layout_arg("layout_a", layout_a), layout_arg("layout_b", layout_b)
+    m, n, k, element = validate_inputs(a, b, core_num, arch)
+    if m == 0 or n == 0:
+        return empty_result((m, n), a.dtype, return_report, return_launch)
+    if kernel is None:
+        kernel = build_kernel(arch, element, la, lb)
+    else:
+        la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
+    c_host = np.zeros((m, n), dtype=kernel.block_mmad.element_c.numpy)
+    args = kernel.Arguments(GemmCoord(m, n, k), core_num, gm_input("a", gm_storage(a, la)),
+                            gm_input("b", gm_storage(b, lb)), gm_output("c", c_host))
+    report, launch = run_kernel(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report,
+                                options=options)
+    return finish(c_host, report, launch, return_report, return_launch)
+
+
+__all__ = ["build_kernel", "streamk_matmul", "validate_inputs"]

@@ -1,0 +1,89 @@
+"""Atomic accumulation into global memory: Ascend C ``SetAtomicAdd<T>()`` / ``SetAtomicNone()``.
+
+On the hardware the atomic mode is per-core state: while it is set, every store to GM (fixpipe, MTE3) adds
+to what is there instead of overwriting it. The simulator keeps that state per core (:func:`set_atomic_add`,
+:func:`set_atomic_none`, :func:`atomic_add_type`) and honours it in the stores that a kernel using it routes
+through :class:`AtomicCopyL0CToGm` (a wrapper of any ``CopyL0CToGm``; CATLASS's single-core split-K block
+needs it for every K tile after the first). Additions are done in the destination type, rounded to
+nearest even (the fp32 atomic add of the GM interface).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from catlass_py.arch.memory import GlobalTensor, LocalTensor
+from catlass_py.arch.pipes import Pipe
+from catlass_py.errors import ConfigError
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.tile._region import gm_access, gm_read, gm_write
+
+_STATE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_ATOMIC_TYPES = ("float32", "float16", "bfloat16", "int32", "int16", "int8")
+
+
+def set_atomic_add(ctx, element) -> None:
+    """Ascend C ``SetAtomicAdd<element>()`` on core ``ctx``."""
+    t = get_dtype(element)
+    if t.name not in _ATOMIC_TYPES:
+        raise ConfigError(f"SetAtomicAdd: {t} is not an atomic-add type ({', '.join(_ATOMIC_TYPES)})")
+    _STATE[ctx] = t
+    if ctx.bus.instructions:
+        ctx.emit(Pipe.S, "SetAtomicAdd", info={"dtype": t.name})
+
+
+def set_atomic_none(ctx) -> None:
+    """Ascend C ``SetAtomicNone()`` on core ``ctx``."""
+    _STATE.pop(ctx, None)
+    if ctx.bus.instructions:
+        ctx.emit(Pipe.S, "SetAtomicNone")
+
+
+def atomic_add_type(ctx):
+    """The element type of the active atomic add on ``ctx``, or None."""
+    return _STATE.get(ctx)
+
+
+class AtomicCopyL0CToGm:
+    """A ``CopyL0CToGm`` that honours the core's atomic mode: with ``SetAtomicAdd`` active the stored block
+    is added to the destination (in the destination type) instead of replacing it. Without it, it is the
+    wrapped copy. Counterpart of the hardware behaviour of ``Fixpipe`` under ``SetAtomicAdd``."""
+
+    def __init__(self, inner):
+        if isinstance(inner, AtomicCopyL0CToGm):
+            inner = inner.inner
+        self.inner = inner
+        self.gm_type = inner.gm_type
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def __call__(self, dst: GlobalTensor, src: LocalTensor, layout_dst, layout_src, *args, **kwargs) -> None:
+        ctx = src.ctx
+        atomic = atomic_add_type(ctx) if ctx is not None else None
+        if atomic is None:
+            self.inner(dst, src, layout_dst, layout_src, *args, **kwargs)
+            return
+        if atomic != dst.dtype:
+            raise ConfigError(f"AtomicAdd: SetAtomicAdd<{atomic}> but the fixpipe stores {dst.dtype}")
+        m, n = layout_dst.rows, layout_dst.cols
+        old = gm_read(dst, layout_dst, m, n, "Fixpipe (atomic add)") if m and n else None
+        self.inner(dst, src, layout_dst, layout_src, *args, **kwargs)
+        if old is None:
+            return
+        new = gm_read(dst, layout_dst, m, n, "Fixpipe (atomic add)")
+        with np.errstate(all="ignore"):
+            total = (old + new).astype(old.dtype)
+        gm_write(dst, layout_dst, total, "Fixpipe (atomic add)")
+        if ctx.bus.instructions:
+            ctx.emit(Pipe.FIX, "AtomicAdd", nbytes=dst.dtype.nbytes(m * n),
+                     gm_reads=(gm_access(dst, layout_dst, m, n),), gm_writes=(gm_access(dst, layout_dst, m, n),),
+                     info={"m": m, "n": n, "dtype": dst.dtype.name})
+
+    def __repr__(self) -> str:
+        return f"AtomicCopyL0CToGm({self.inner!r})"
+
+
+__all__ = ["AtomicCopyL0CToGm", "atomic_add_type", "set_atomic_add", "set_atomic_none"]

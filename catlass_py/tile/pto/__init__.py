@@ -1,0 +1,93 @@
+"""PTO-ISA tile instructions and the Ascend 950 cube extensions on the simulated core.
+
+Counterparts: PTO (``hw-native-sys/pto-isa``) ``Tile``/``TASSIGN``, ``TLOAD``/``TSTORE``, ``TMOV`` (all overload
+families incl. X->ZZ), ``SET_QUANT_SCALAR``/``SET_QUANT_VECTOR``, ``TPUSH``/``TPOP``, ``TMATMUL[_ACC|_BIAS|_MX]``,
+and Ascend C ``Mmad``/``MmadMx`` with ``MmadBitModeParams``. PTO layout names map to CATLASS layouts
+(PTO/CANN "NZ" is CATLASS ``zN``, "ZN" is ``nZ``; see :mod:`catlass_py.tile.pto.tile`).
+"""
+
+from catlass_py.tile.pto.fixpipe import DEFAULT_OPTIONS, FixpipeOptions, LayoutMode, ReluPreMode, fixpipe_apply, pre_quant_mode
+from catlass_py.tile.pto.load_store import MX_FORMATS, mx_gm_layout, tload, tstore
+from catlass_py.tile.pto.matmul import tmatmul, tmatmul_acc, tmatmul_bias, tmatmul_mx, tmatmul_mx_acc
+from catlass_py.tile.pto.mmad_bitmode import MmadBitModeParams, mmad, mmad_mx
+from catlass_py.tile.pto.mx_mmad import scale_a_layout, scale_b_layout
+from catlass_py.tile.pto.quant_reg import (
+    get_quant_scalar,
+    quant_scalar_word,
+    saturating,
+    set_ctrl,
+    set_quant_pre,
+    set_quant_scalar,
+    set_quant_vector,
+)
+from catlass_py.tile.pto.tile import (
+    FRACTAL_AB,
+    FRACTAL_C,
+    FRACTAL_MX,
+    BLayout,
+    CompactMode,
+    SLayout,
+    Tile,
+    TileType,
+    pto_layout,
+    tile_acc,
+    tile_left,
+    tile_left_scale,
+    tile_right,
+    tile_right_scale,
+)
+from catlass_py.tile.pto.tmov import AccToVecMode, STPhase, tmov, tmov_zz, tmov_zz_tmp_bytes
+from catlass_py.tile.pto.tpushpop import FixpipeParams, TPipe, tpop, tpush
+
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "FRACTAL_AB",
+    "FRACTAL_C",
+    "FRACTAL_MX",
+    "MX_FORMATS",
+    "AccToVecMode",
+    "BLayout",
+    "CompactMode",
+    "FixpipeOptions",
+    "FixpipeParams",
+    "LayoutMode",
+    "MmadBitModeParams",
+    "ReluPreMode",
+    "SLayout",
+    "STPhase",
+    "TPipe",
+    "Tile",
+    "TileType",
+    "fixpipe_apply",
+    "get_quant_scalar",
+    "mmad",
+    "mmad_mx",
+    "mx_gm_layout",
+    "pre_quant_mode",
+    "pto_layout",
+    "quant_scalar_word",
+    "saturating",
+    "scale_a_layout",
+    "scale_b_layout",
+    "set_ctrl",
+    "set_quant_pre",
+    "set_quant_scalar",
+    "set_quant_vector",
+    "tile_acc",
+    "tile_left",
+    "tile_left_scale",
+    "tile_right",
+    "tile_right_scale",
+    "tload",
+    "tmatmul",
+    "tmatmul_acc",
+    "tmatmul_bias",
+    "tmatmul_mx",
+    "tmatmul_mx_acc",
+    "tmov",
+    "tmov_zz",
+    "tmov_zz_tmp_bytes",
+    "tpop",
+    "tpush",
+    "tstore",
+]

@@ -1,0 +1,151 @@
+"""The fixpipe path of PTO: which quant mode an Acc transfer uses and how it converts each element.
+
+Counterparts: PTO ``GetCastPreQuantMode`` / ``GetScalarPreQuantMode`` / ``GetVectorPreQuantMode``
+(``include/pto/npu/a5/common.hpp``, ``include/pto/npu/a2a3/common.hpp``, ``include/pto/cpu/common.hpp``),
+``FixpipeParams``/``LayoutMode_t`` (``include/pto/common/fixpipe.hpp``) and the CPU simulator's
+``quantize_element``. The element rules are those of :func:`catlass_py.tile.quant.fixpipe_convert` with the
+PTO word fields (pto-mx-semantics 3.4):
+
+* scale M1 = bits [31:13] of the word (default for scalar and vector modes, A5 goldens); **[CONFLICT]** the PTO
+  CPU simulator reads the full fp32 pattern in scalar mode: ``scalar_scale="fp32"``;
+* B8 modes: ``clamp(clamp(rint(x * M1), -256, 255) + offset[45:37], int8 or uint8 range by bit 46)``;
+* SHIFTS322S16: arithmetic right shift by field [35:32] + 1, clamp to int16;
+* ReLU (``ReluPreMode::NormalRelu``) on the scaled value; float saturation from CTRL[48]
+  (:func:`~catlass_py.tile.pto.quant_reg.saturating`).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+from catlass_py.errors import ConfigError
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.tile.pto.quant_reg import get_quant_scalar, quant_vector_words, saturating
+from catlass_py.tile.quant import (
+    QuantMode,
+    fixpipe_convert,
+    fp32_scale,
+    m1_scale,
+    quant_word_offset,
+    quant_word_shift,
+    quant_word_signed,
+)
+
+Q = QuantMode
+
+
+class ReluPreMode(enum.IntEnum):
+    """PTO ``ReluPreMode``."""
+
+    NoRelu = 0
+    NormalRelu = 1
+
+
+class LayoutMode(enum.IntEnum):
+    """PTO ``LayoutMode_t`` of ``FixpipeParams``: how the NZ accumulator is laid out on the way out."""
+
+    NZ2NZ = 0
+    NZ2ND = 1
+    NZ2DN = 2
+
+
+# (src, dst) -> mode, per arch family and kind (pto-mx-semantics 3.1)
+_A5_CAST = {("float32", "float16"): Q.F322F16, ("float32", "bfloat16"): Q.F322BF16,
+            ("float32", "float32"): Q.NoQuant, ("int32", "int32"): Q.NoQuant}
+_A5_SCALAR = {
+    ("float32", "int8"): Q.QF322B8_PRE, ("float32", "uint8"): Q.QF322B8_PRE,
+    ("float32", "hifloat8"): Q.QF322HIF8_PRE, ("float32", "float16"): Q.QF322F16_PRE,
+    ("float32", "bfloat16"): Q.QF322BF16_PRE, ("float32", "float8_e4m3fn"): Q.QF322FP8_PRE,
+    ("float32", "float32"): Q.QF322F32_PRE,
+    ("int32", "int8"): Q.REQ8, ("int32", "uint8"): Q.REQ8, ("int32", "float16"): Q.DEQF16,
+    ("int32", "bfloat16"): Q.QS322BF16_PRE,
+}
+_A5_VECTOR = {
+    ("float32", "int8"): Q.VQF322B8_PRE, ("float32", "uint8"): Q.VQF322B8_PRE,
+    ("float32", "hifloat8"): Q.VQF322HIF8_PRE, ("float32", "float16"): Q.VQF322F16_PRE,
+    ("float32", "bfloat16"): Q.VQF322BF16_PRE, ("float32", "float8_e4m3fn"): Q.VQF322FP8_PRE,
+    ("float32", "float32"): Q.VQF322F32_PRE,
+    ("int32", "int8"): Q.VREQ8, ("int32", "uint8"): Q.VREQ8, ("int32", "float16"): Q.VDEQF16,
+    ("int32", "bfloat16"): Q.VQS322BF16_PRE,
+}
+# Atlas A2/A3 TMOV Acc->Mat (CheckTMovAccToMat): cast float->{half, bf16}; quant float->int8,
+# int32->{int8, uint8, half, int16}
+_A2_CAST = {("float32", "float16"): Q.F322F16, ("float32", "bfloat16"): Q.F322BF16}
+_A2_SCALAR = {("float32", "int8"): Q.QF322B8_PRE, ("int32", "int8"): Q.REQ8, ("int32", "uint8"): Q.REQ8,
+              ("int32", "float16"): Q.DEQF16, ("int32", "int16"): Q.SHIFTS322S16}
+_A2_VECTOR = {("float32", "int8"): Q.VQF322B8_PRE, ("int32", "int8"): Q.VREQ8, ("int32", "uint8"): Q.VREQ8,
+              ("int32", "float16"): Q.VDEQF16, ("int32", "int16"): Q.VSHIFTS322S16}
+_TABLES = {
+    (True, "cast"): _A5_CAST, (True, "scalar"): _A5_SCALAR, (True, "vector"): _A5_VECTOR,
+    (False, "cast"): _A2_CAST, (False, "scalar"): _A2_SCALAR, (False, "vector"): _A2_VECTOR,
+}
+
+
+def pre_quant_mode(src_dtype, dst_dtype, kind: str, arch) -> QuantMode:
+    """PTO ``Get{Cast,Scalar,Vector}PreQuantMode<Src, Dst>`` for ``kind`` in "cast" / "scalar" / "vector".
+
+    Raises :class:`ConfigError` for a (src, dst) pair the arch's Acc checks reject. (The A5 header returns
+    the vector mode VQF322FP8_PRE for a *scalar* float -> fp8 transfer, which looks like a slip; the scalar
+    mode QF322FP8_PRE is used here.)
+    """
+    is950 = arch.arch_code >= 3510
+    table = _TABLES[(is950, kind)]
+    src, dst = get_dtype(src_dtype).name, get_dtype(dst_dtype).name
+    mode = table.get((src, dst))
+    if mode is None:
+        allowed = ", ".join(f"{s}->{d}" for s, d in table)
+        form = {"cast": "plain/relu (cast) form", "scalar": "scalar-quant form", "vector": "vector-quant form"}[kind]
+        raise ConfigError(f"TMOV Acc: {src} -> {dst} is not supported by the {form} on {arch.name} (allowed: {allowed})")
+    return mode
+
+
+@dataclass(frozen=True)
+class FixpipeOptions:
+    """Switches for the [CONFLICT]s of the fixpipe model (defaults follow the A5 goldens / Ascend C).
+
+    ``scalar_scale``: "m1" (19-bit M1, default) or "fp32" (CPU simulator, scalar modes only).
+    ``ctrl48_polarity``: "ascendc" (CTRL[48] = 0 saturates, default) or "cpu_sim" (1 saturates).
+    """
+
+    scalar_scale: str = "m1"
+    ctrl48_polarity: str = "ascendc"
+
+    def __post_init__(self):
+        if self.scalar_scale not in ("m1", "fp32"):
+            raise ConfigError(f"FixpipeOptions: scalar_scale must be 'm1' or 'fp32', got {self.scalar_scale!r}")
+        if self.ctrl48_polarity not in ("ascendc", "cpu_sim"):
+            raise ConfigError(f"FixpipeOptions: ctrl48_polarity must be 'ascendc' or 'cpu_sim', got {self.ctrl48_polarity!r}")
+
+
+DEFAULT_OPTIONS = FixpipeOptions()
+
+
+def fixpipe_apply(ctx, acc: np.ndarray, mode: QuantMode, dst_dtype, *, relu: ReluPreMode = ReluPreMode.NoRelu,
+                  col0: int = 0, options: FixpipeOptions = DEFAULT_OPTIONS) -> np.ndarray:
+    """Convert the (m, n) accumulator values ``acc`` with ``mode`` as the fixpipe of core ``ctx`` does: scalar
+    modes read QUANT_PRE, vector modes read one FB word per column (``col0`` = first column's index in the
+    quant vector), float saturation follows CTRL[48]."""
+    dst = get_dtype(dst_dtype)
+    kwargs = {}
+    if mode.is_scaled:
+        if mode.is_vector:
+            words = quant_vector_words(ctx, col0 + acc.shape[1])[col0:][None, :]
+            scale = m1_scale(words)
+        else:
+            words = np.uint64(get_quant_scalar(ctx))
+            scale = fp32_scale(words) if options.scalar_scale == "fp32" else m1_scale(words)
+        kwargs["scale"] = scale
+        if mode in (Q.REQ8, Q.VREQ8, Q.QF322B8_PRE, Q.VQF322B8_PRE):
+            kwargs["offset"] = quant_word_offset(words)
+            kwargs["signed"] = quant_word_signed(words)
+        if mode in (Q.SHIFTS322S16, Q.VSHIFTS322S16):
+            kwargs["shift"] = quant_word_shift(words)
+    sat = saturating(ctx, options.ctrl48_polarity)
+    return fixpipe_convert(acc, mode, dst, relu=ReluPreMode(relu) is ReluPreMode.NormalRelu, relu_stage="post",
+                           saturate=sat, **kwargs)
+
+
+__all__ = ["DEFAULT_OPTIONS", "FixpipeOptions", "LayoutMode", "ReluPreMode", "fixpipe_apply", "pre_quant_mode"]

@@ -1,0 +1,212 @@
+"""Element-wise vector-core (AIV) instructions on UB tensors and the element-wise epilogue tile ops.
+
+Counterparts: Ascend C ``Add``/``Mul``/``Div``/``Muls``/``Adds``/``Exp``/``Axpy`` (count-based forms) and
+CATLASS ``Epilogue::Tile::TileElemWiseAdd``, ``TileElemWiseGelu``, ``TileElemWiseSilu``
+(``epilogue/tile/tile_elemwise_*.hpp``). Like the C++ tile ops, every one runs over its whole static
+``COMPUTE_LENGTH``, not over the actual (tail-clipped) data: stale UB contents are computed on and never
+stored.
+
+Numerics: each instruction rounds once, in its element type, to nearest even (numpy float16/float32
+arithmetic; for float16 numpy computes in float32 and rounds once more, which is exact for + - * / because
+float32 carries more than 2p+2 bits). ``Axpy`` is modelled as a rounded product followed by a rounded sum
+and ``Exp`` as numpy's float32 ``exp`` (the vector unit's own exp approximation is undocumented); results of
+the GELU/SiLU paths are therefore compared with CATLASS's tolerance, not bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from catlass_py.arch.memory import LocalTensor
+from catlass_py.arch.pipes import Pipe
+from catlass_py.arch.spec import get_arch
+from catlass_py.errors import ConfigError
+from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.numerics.dtypes import get_dtype
+
+_VECTOR_DTYPES = ("float16", "float32", "bfloat16", "int32", "int16")
+
+
+def _check_ub(op: str, *tensors: LocalTensor) -> None:
+    for t in tensors:
+        if t.position != "UB":
+            raise ConfigError(f"{op}: operands must live in UB, got a {t.position} tensor")
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        if t.dtype != dt:
+            raise ConfigError(f"{op}: all operands must have one dtype, got {dt} and {t.dtype}")
+
+
+def _emit(t: LocalTensor, op: str, count: int) -> None:
+    ctx = t.ctx
+    if ctx is not None and ctx.bus.instructions:
+        ctx.emit(Pipe.V, op, flops=count, nbytes=t.dtype.nbytes(count), info={"dtype": t.dtype.name, "count": count})
+
+
+def _scalar(t: LocalTensor, value):
+    return np.asarray(value).astype(t.dtype.numpy)[()]
+
+
+def _binary(op: str, fn, dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
+    _check_ub(op, dst, src0, src1)
+    with np.errstate(all="ignore"):
+        res = fn(src0.view(count), src1.view(count))
+    dst.view(count)[:] = res
+    _emit(dst, op, count)
+
+
+def vector_add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
+    """Ascend C ``Add(dst, src0, src1, count)``: ``dst[i] = src0[i] + src1[i]``."""
+    _binary("Add", np.add, dst, src0, src1, count)
+
+
+def vector_mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
+    """Ascend C ``Mul(dst, src0, src1, count)``: ``dst[i] = src0[i] * src1[i]``."""
+    _binary("Mul", np.multiply, dst, src0, src1, count)
+
+
+def vector_div(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
+    """Ascend C ``Div(dst, src0, src1, count)``: ``dst[i] = src0[i] / src1[i]``."""
+    _binary("Div", np.divide, dst, src0, src1, count)
+
+
+def vector_muls(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
+    """Ascend C ``Muls(dst, src, scalar, count)``: ``dst[i] = src[i] * scalar``."""
+    _check_ub("Muls", dst, src)
+    with np.errstate(all="ignore"):
+        res = src.view(count) * _scalar(src, scalar)
+    dst.view(count)[:] = res
+    _emit(dst, "Muls", count)
+
+
+def vector_adds(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
+    """Ascend C ``Adds(dst, src, scalar, count)``: ``dst[i] = src[i] + scalar``."""
+    _check_ub("Adds", dst, src)
+    with np.errstate(all="ignore"):
+        res = src.view(count) + _scalar(src, scalar)
+    dst.view(count)[:] = res
+    _emit(dst, "Adds", count)
+
+
+def vector_exp(dst: LocalTensor, src: LocalTensor, count: int) -> None:
+    """Ascend C ``Exp(dst, src, count)``: ``dst[i] = e ** src[i]`` (numpy's exp in the element type)."""
+    _check_ub("Exp", dst, src)
+    with np.errstate(all="ignore"):
+        res = np.exp(src.view(count))
+    dst.view(count)[:] = res
+    _emit(dst, "Exp", count)
+
+
+def vector_axpy(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
+    """Ascend C ``Axpy(dst, src, scalar, count)``: ``dst[i] = src[i] * scalar + dst[i]`` (product and sum
+    each rounded)."""
+    _check_ub("Axpy", dst, src)
+    with np.errstate(all="ignore"):
+        prod = src.view(count) * _scalar(src, scalar)
+        res = prod + dst.view(count)
+    dst.view(count)[:] = res
+    _emit(dst, "Axpy", count)
+
+
+class _TileElemWise:
+    op_name = ""
+
+    def __init__(self, arch, compute_type, compute_length: int):
+        self.arch = get_arch(arch)
+        element = compute_type.element if isinstance(compute_type, GemmType) else get_dtype(compute_type)
+        if element.name not in _VECTOR_DTYPES:
+            raise ConfigError(f"{self.op_name}: compute type must be one of {_VECTOR_DTYPES}, got {element}")
+        self.element = element
+        if isinstance(compute_length, bool) or not isinstance(compute_length, int) or compute_length <= 0:
+            raise ConfigError(f"{self.op_name}: COMPUTE_LENGTH must be a positive int, got {compute_length!r}")
+        self.compute_length = compute_length
+
+    def _check(self, *tensors: LocalTensor) -> None:
+        for t in tensors:
+            if t.dtype != self.element:
+                raise ConfigError(f"{self.op_name}: assembled for {self.element}, called with a {t.dtype} tensor")
+
+    def __repr__(self) -> str:
+        return f"{self.op_name}({self.element.name}, COMPUTE_LENGTH={self.compute_length})"
+
+
+class TileElemWiseAdd(_TileElemWise):
+    """CATLASS ``Epilogue::Tile::TileElemWiseAdd<ArchTag, ComputeType, COMPUTE_LENGTH>``:
+    ``out = in0 + in1`` over ``COMPUTE_LENGTH`` elements (one Ascend C ``Add``)."""
+
+    op_name = "TileElemWiseAdd"
+
+    def __call__(self, ub_out: LocalTensor, ub_in0: LocalTensor, ub_in1: LocalTensor) -> None:
+        self._check(ub_out, ub_in0, ub_in1)
+        vector_add(ub_out, ub_in0, ub_in1, self.compute_length)
+
+
+class TileElemWiseMul(_TileElemWise):
+    """CATLASS ``Epilogue::Tile::TileElemWiseMul<ArchTag, ComputeType, COMPUTE_LENGTH>``:
+    ``out = in0 * in1`` over ``COMPUTE_LENGTH`` elements."""
+
+    op_name = "TileElemWiseMul"
+
+    def __call__(self, ub_out: LocalTensor, ub_in0: LocalTensor, ub_in1: LocalTensor) -> None:
+        self._check(ub_out, ub_in0, ub_in1)
+        vector_mul(ub_out, ub_in0, ub_in1, self.compute_length)
+
+
+class TileElemWiseGelu(_TileElemWise):
+    """CATLASS ``Epilogue::Tile::TileElemWiseGelu<ArchTag, ComputeType, COMPUTE_LENGTH>`` (tanh
+    approximation written with a sigmoid):
+
+    ==========================================  =====================
+    ``d = x * x``, ``d = d * x``                 x^3
+    ``d = x * (1/0.044715) + d``                 (Axpy)
+    ``d = d * (-1.595769121 * 0.044715)``        (Muls)
+    ``d = exp(d)``, ``d = d + 1``, ``d = x / d``  gelu(x)
+    ==========================================  =====================
+
+    ``dst`` and ``src`` must be different buffers (``src`` stays x throughout).
+    """
+
+    op_name = "TileElemWiseGelu"
+    NEG_SQRT_EIGHT_OVER_PI = float(np.float32(-1.595769121 * 0.044715))
+    TANH_APPROX_FACTOR = float(np.float32(1 / 0.044715))
+
+    def __call__(self, dst: LocalTensor, src: LocalTensor) -> None:
+        self._check(dst, src)
+        n = self.compute_length
+        vector_mul(dst, src, src, n)
+        vector_mul(dst, dst, src, n)
+        vector_axpy(dst, src, self.TANH_APPROX_FACTOR, n)
+        vector_muls(dst, dst, self.NEG_SQRT_EIGHT_OVER_PI, n)
+        vector_exp(dst, dst, n)
+        vector_adds(dst, dst, 1, n)
+        vector_div(dst, src, dst, n)
+
+
+class TileElemWiseSilu(_TileElemWise):
+    """CATLASS ``Epilogue::Tile::TileElemWiseSilu<ArchTag, ComputeType, COMPUTE_LENGTH>``:
+    ``d = -x``, ``d = exp(d)``, ``d = d + 1``, ``d = x / d`` (x * sigmoid(x))."""
+
+    op_name = "TileElemWiseSilu"
+
+    def __call__(self, dst: LocalTensor, src: LocalTensor) -> None:
+        self._check(dst, src)
+        n = self.compute_length
+        vector_muls(dst, src, -1, n)
+        vector_exp(dst, dst, n)
+        vector_adds(dst, dst, 1, n)
+        vector_div(dst, src, dst, n)
+
+
+__all__ = [
+    "TileElemWiseAdd",
+    "TileElemWiseGelu",
+    "TileElemWiseMul",
+    "TileElemWiseSilu",
+    "vector_add",
+    "vector_adds",
+    "vector_axpy",
+    "vector_div",
+    "vector_exp",
+    "vector_mul",
+    "vector_muls",
+]

@@ -1,0 +1,125 @@
+"""CATLASS example 05: grouped_matmul_slice_k on simulated Atlas A2 AI cores.
+
+    python examples/05_grouped_matmul_slice_k.py 8 256 512 1024
+    catlass-py run 05_grouped_matmul_slice_k 8 256 512 1024 --cores 4 --json
+
+The K axis is split by a group list (inclusive prefix sums over k): C_g = A[:, K_g] @ B[K_g, :] for every
+group, C is [G, m, n]. A is column-major, B row-major, fp16 in and out. Groups with an empty K slice get
+C_g = 0 from the vector cores (``MemFill``); the device C starts uninitialised (here: the poison pattern,
+NaN in fp16), so a missing zero fill shows. The assembly follows ``grouped_matmul_slice_k.cpp``
+(``MmadAtlasA2PreloadAsync<1, 2, 4, 2, 1, true, true>``, L1 128x256x256, L0 128x256x64, swizzle ``<3,1>``).
+The inputs are generated like the C++, whose bounds are ``fp16_t`` values: see ``examples/_host.py`` for why
+nearly every element of A and B is then 5.0.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from catlass_py import data, golden
+from catlass_py.analysis import WorkloadRecorder
+from catlass_py.arch import ATLAS_A2, GlobalBuffer
+from catlass_py.examples._host import fill_random_fp16_t
+from catlass_py.gemm import (
+    BlockMmad,
+    GemmCoord,
+    GemmIdentityBlockSwizzle,
+    GemmShape,
+    GemmType,
+    MmadAtlasA2PreloadAsync,
+)
+from catlass_py.kernel import DeviceGemm, GroupedMatmulSliceK
+from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.runner import ExampleResult, output_digest, parse_positional
+
+NAME = "05_grouped_matmul_slice_k"
+USAGE = "problem_count m n k [device_id]"
+SUMMARY = "grouped C_g = A[:, K_g] @ B[K_g, :], K split by groups, empty groups zeroed by AIV, fp16 (GroupedMatmulSliceK)"
+
+
+def assemble(arch=ATLAS_A2, *, element="float16", out_element=None, dispatch_policy=None, swizzle=(3, 1)):
+    """Build the kernel like the C++ example; keywords swap the element (unit flag off for int8), C's element,
+    the dispatch policy and the swizzle."""
+    # 1. Dispatch policy: preload 1, 2 L1 stages, 4 L0A / 2 L0B stages, 1 L0C stage, unit flag, shuffle-K.
+    if dispatch_policy is None:
+        dispatch_policy = MmadAtlasA2PreloadAsync(
+            preload_stages=1, l1_stages=2, l0a_stages=4, l0b_stages=2, l0c_stages=1,
+            enable_unit_flag=element != "int8", enable_shuffle_k=True)
+    # 2. Tile shapes.
+    l1_tile_shape = GemmShape(128, 256, 256)
+    l0_tile_shape = GemmShape(128, 256, 64)
+    # 3. Operand types: A column-major [m, K], B row-major [K, n], C row-major [m, n] per group.
+    if out_element is None:
+        out_element = "int32" if element == "int8" else element
+    a_type = GemmType(element, ColumnMajor)
+    b_type = GemmType(element, RowMajor)
+    c_type = GemmType(out_element, RowMajor)
+    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type)
+    # 4. Scheduler (right first) and kernel with an int64 group list.
+    return GroupedMatmulSliceK(block_mmad, None, GemmIdentityBlockSwizzle(*swizzle), "int64")
+
+
+def make_inputs(problem_count: int, m: int, n: int, k: int):
+    """(A [m, k] logical, B [k, n], group list int64 over k) as the C++ builds them: A (column-major storage),
+    B, then the unused host C (its draws still advance the stream), all with fp16_t bounds -5..5; then
+    ``GenerateGroupList<int64_t>(k, G)``."""
+    rng = data.GlibcRand()
+    a_stored = fill_random_fp16_t(rng, m * k, -5.0, 5.0).reshape(k, m)
+    b = fill_random_fp16_t(rng, k * n, -5.0, 5.0).reshape(k, n)
+    rng.skip(m * n * problem_count)  # hostC is filled too (to "verify Ki = 0"), but never copied to the device
+    group_list = data.generate_group_list(k, problem_count, rng=rng)
+    return a_stored.T, b, group_list
+
+
+def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
+    """Run the example with CATLASS's arguments ``problem_count m n k [device_id]``."""
+    problem_count, m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
+    from catlass_py.ops.grouped_matmul_slice_k import validate_inputs
+
+    arch = ATLAS_A2
+    core_num = arch.core_num if cores is None else cores
+    a, b, group_list = make_inputs(problem_count, m, n, k)
+    validate_inputs(a, b, group_list, None, core_num, arch)
+
+    gm_a = GlobalBuffer.from_array(np.ascontiguousarray(a.T), "a", read_only=True).tensor(a.dtype)
+    gm_b = GlobalBuffer.from_array(b, "b", read_only=True).tensor(b.dtype)
+    gm_gl = GlobalBuffer.from_array(group_list, "group_list", read_only=True).tensor(group_list.dtype)
+    c_buf = GlobalBuffer.empty(problem_count * m * n * 2, "c")  # uninitialised device memory (poison)
+    gm_c = c_buf.tensor("float16")
+
+    kernel = assemble(arch)
+    args = kernel.Arguments(GemmCoord(m, n, k), problem_count, gm_gl, gm_a, gm_b, gm_c)
+    gemm_op = DeviceGemm(kernel)
+    gemm_op.initialize(args)
+
+    recorder = WorkloadRecorder()
+    extra = ()
+    total = kernel.total_blocks(group_list, m, n)
+    if progress is not None:
+        progress.set_total(total)
+        extra = (progress,)
+    t0 = time.perf_counter()
+    launch_result = gemm_op.run(core_num, seed=seed, observers=(recorder, *observers, *extra), options=options)
+    seconds = time.perf_counter() - t0
+
+    host_c = c_buf.raw.view(np.float16).reshape(problem_count, m, n).copy()
+    expect = golden.grouped_matmul_slice_k(a, b, group_list)
+    result = golden.compare_data(host_c, expect, k)
+    sizes = np.diff(np.concatenate([[0], group_list]))
+    return ExampleResult(
+        example=NAME, passed=result.passed, error_count=result.error_count,
+        max_abs_error=float(result.max_abs_error), seconds=seconds,
+        blocks_per_core=recorder.report.blocks_per_core(),
+        shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, cores=core_num,
+        details={"empty_groups": int((sizes == 0).sum()), "total_blocks": total, "swizzle": "<3,1>"},
+        output_digest=output_digest(host_c), launch_result=launch_result,
+    )
+
+
+if __name__ == "__main__":
+    from catlass_py.cli import run_example_main
+
+    sys.exit(run_example_main(NAME, sys.argv[1:]))

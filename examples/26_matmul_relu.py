@@ -1,0 +1,140 @@
+"""CATLASS example 26: matmul_relu on simulated Atlas A2 AI cores.
+
+    python examples/26_matmul_relu.py 256 512 1024
+    catlass-py run 26_matmul_relu 256 512 1000 --cores 4 --json
+
+C[m, n] = ReLU(A[m, k] @ B[k, n]), fp16 in and out, A row-major and B column-major. The ReLU is applied by the
+fixpipe on the way out of L0C (``ReluTileCopy``). The kernel is ``OptimizedMatmul`` with
+``MmadAtlasA2Preload<true, true>`` (shuffle-K, next block's first K tile prefetched). As in
+``matmul_relu.cpp`` three choices are made at runtime:
+
+* an operand whose leading dimension is not a multiple of 512 bytes (256 fp16) is first copied by the vector
+  cores into a ``PaddingRowMajor`` / ``PaddingColumnMajor`` workspace of L1-tile sized blocks
+  (``PaddingMatrixBlockND``), and the cube cores wait for that (cross-core flag 0) before reading it;
+* the swizzle is ``<3,0>`` when m > n, else ``<3,1>``;
+* (for two column-major operands the C++ would use 256 x 128 blocks; this example's layouts are fixed.)
+
+Inputs as the C++: A, B from glibc's stream (``-5.0f..5.0f``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from catlass_py import data, golden
+from catlass_py.analysis import WorkloadRecorder
+from catlass_py.arch import ATLAS_A2, GlobalBuffer
+from catlass_py.gemm import BlockMmad, GemmCoord, GemmIdentityBlockSwizzle, GemmShape, GemmType, MmadAtlasA2Preload
+from catlass_py.kernel import DeviceGemm, OptimizedMatmul, PaddingMatrixBlockND
+from catlass_py.kernel.padding_block_nd import is_need_padding
+from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.tile import ReluTileCopy
+
+NAME = "26_matmul_relu"
+USAGE = "m n k [device_id]"
+SUMMARY = "C = ReLU(A @ B), fp16, fixpipe ReLU (OptimizedMatmul + MmadAtlasA2Preload, AIV padding if needed)"
+
+ALIGN_BYTES = 512  # the leading dimension is padded unless it is a multiple of this many bytes
+
+
+def padding_needed(m: int, n: int, k: int, element="float16", layout_a=RowMajor, layout_b=ColumnMajor):
+    """The example's runtime test ``IsNeedPadding(layout, 512 / sizeof(Element))`` for A and B."""
+    from catlass_py.numerics.dtypes import get_dtype
+
+    align = ALIGN_BYTES * 8 // get_dtype(element).bits
+    return (is_need_padding(layout_a.make_layout(element, m, k), align),
+            is_need_padding(layout_b.make_layout(element, k, n), align))
+
+
+def assemble(arch=ATLAS_A2, *, padding_a=False, padding_b=False, swizzle=(3, 0), element="float16",
+             layout_a=RowMajor, layout_b=ColumnMajor, out_element=None, dispatch_policy=None, relu=True):
+    """Build one of the example's kernels: ``padding_a``/``padding_b`` select the PADDING_BLOCK_ND prologue
+    of each operand, ``swizzle`` the scheduler (see :func:`padding_needed` and the module doc). Keywords
+    swap template parameters: element (unit flag off for int8), layouts, C's element, the dispatch policy,
+    and ``relu=False`` for the plain TileCopy (CATLASS example 06's assembly)."""
+    # 1. Dispatch policy: Preload with unit flag and shuffle-K.
+    if dispatch_policy is None:
+        dispatch_policy = MmadAtlasA2Preload(enable_unit_flag=element != "int8", enable_shuffle_k=True)
+    # 2. Tile shapes: 256 x 128 blocks when both operands are column-major, else 128 x 256.
+    both_cm = layout_a is ColumnMajor and layout_b is ColumnMajor
+    l1_tile_shape = GemmShape(256, 128, 256) if both_cm else GemmShape(128, 256, 256)
+    l0_tile_shape = GemmShape(256, 128, 64) if both_cm else GemmShape(128, 256, 64)
+    # 3. Padding prologues (PaddingBuilder<PADDING_BLOCK_ND, ...>: PaddingMatrixBlockND with 96 KiB UB buffers)
+    #    and the layouts the cube then reads (PaddingRowMajor / PaddingColumnMajor; unchanged without padding).
+    compute_length = 96 * 1024 * 8 // GemmType(element, RowMajor).element.bits
+    prologue_a = PaddingMatrixBlockND(arch, element, layout_a, compute_length) if padding_a else None
+    prologue_b = PaddingMatrixBlockND(arch, element, layout_b, compute_length) if padding_b else None
+    # 4. Operand types of the BlockMmad and the ReLU tile copy (fixpipe ReLU on the L0C -> GM store).
+    if out_element is None:
+        out_element = "int32" if element == "int8" else element
+    a_type = GemmType(element, prologue_a.layout_out if prologue_a else layout_a)
+    b_type = GemmType(element, prologue_b.layout_out if prologue_b else layout_b)
+    c_type = GemmType(out_element, RowMajor)
+    tile_copy = ReluTileCopy(arch, a_type, b_type, c_type) if relu else None
+    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type, tile_copy=tile_copy)
+    # 5. Scheduler and kernel.
+    return OptimizedMatmul(prologue_a, prologue_b, block_mmad, None, GemmIdentityBlockSwizzle(*swizzle))
+
+
+def make_inputs(m: int, n: int, k: int):
+    """A [m, k] and B [k, n] (logical; B is stored column-major, n x k) as the C++ fills them."""
+    rng = data.GlibcRand()
+    lo, hi = np.float32(-5.0), np.float32(5.0)
+    a = data.fill_random(rng, m * k, lo, hi, "float16").reshape(m, k)
+    b_stored = data.fill_random(rng, k * n, lo, hi, "float16").reshape(n, k)
+    return a, b_stored.T
+
+
+def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
+    """Run the example with CATLASS's arguments ``m n k [device_id]``."""
+    m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
+    from catlass_py.ops.matmul_relu import validate_inputs
+
+    arch = ATLAS_A2
+    core_num = arch.core_num if cores is None else cores
+    a, b = make_inputs(m, n, k)
+    validate_inputs(a, b, RowMajor, ColumnMajor, None, core_num, arch)
+
+    gm_a = GlobalBuffer.from_array(a, "a", read_only=True).tensor(a.dtype)
+    gm_b = GlobalBuffer.from_array(np.ascontiguousarray(b.T), "b", read_only=True).tensor(b.dtype)
+    host_c = np.zeros((m, n), np.float16)
+    gm_c = GlobalBuffer.from_array(host_c, "c").tensor(host_c.dtype)
+
+    pad_a, pad_b = padding_needed(m, n, k)
+    swizzle = (3, 0) if m > n else (3, 1)
+    kernel = assemble(arch, padding_a=pad_a, padding_b=pad_b, swizzle=swizzle)
+    args = kernel.Arguments(GemmCoord(m, n, k), gm_a, gm_b, gm_c)
+    gemm_op = DeviceGemm(kernel)
+    workspace = GlobalBuffer.empty(gemm_op.get_workspace_size(args), "workspace")
+    gemm_op.initialize(args, workspace)
+
+    recorder = WorkloadRecorder()
+    extra = ()
+    total = kernel.total_blocks((m, n, k))
+    if progress is not None:
+        progress.set_total(total)
+        extra = (progress,)
+    t0 = time.perf_counter()
+    launch_result = gemm_op.run(core_num, seed=seed, observers=(recorder, *observers, *extra), options=options)
+    seconds = time.perf_counter() - t0
+
+    expect = golden.matmul_relu(a, b)
+    result = golden.compare_data(host_c, expect, k)
+    return ExampleResult(
+        example=NAME, passed=result.passed, error_count=result.error_count,
+        max_abs_error=float(result.max_abs_error), seconds=seconds,
+        blocks_per_core=recorder.report.blocks_per_core(), shape={"m": m, "n": n, "k": k}, cores=core_num,
+        details={"total_blocks": total, "swizzle": f"<{swizzle[0]},{swizzle[1]}>", "padding_a": pad_a,
+                 "padding_b": pad_b, "workspace_bytes": workspace.nbytes},
+        output_digest=output_digest(host_c), launch_result=launch_result,
+    )
+
+
+if __name__ == "__main__":
+    from catlass_py.cli import run_example_main
+
+    sys.exit(run_example_main(NAME, sys.argv[1:]))

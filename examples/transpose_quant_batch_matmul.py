@@ -1,0 +1,138 @@
+"""pypto-gym transpose_quant_batch_matmul (MXFP8 batch matmul with transposes) on simulated Ascend 950 cores.
+
+    python examples/transpose_quant_batch_matmul.py test1
+    python examples/transpose_quant_batch_matmul.py 8 128 512 128 e5m2 bf16 021
+    catlass-py run transpose_quant_batch_matmul 128 128 512 4 e4m3 fp16 012 --cores 32 --json
+
+out[m, b, n] = cast( sum_k (x1[m, b, k] * 2**(x1Scale - 127)) * (x2[b](k, n) * 2**(x2Scale - 127)) ), one E8M0
+scale per 32 elements of K. The seed's test configurations are ``test1`` (M=8, K=128, N=512, B=128, e5m2 inputs,
+bf16 output, permX2 [0,2,1]) and ``test3`` (M=8192, same K/N/B, e4m3, fp16, permX2 [0,1,2]). Inputs are drawn
+like the pypto-gym test; the result is compared with the float32 golden with rtol = atol = 1e-3.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import ml_dtypes
+import numpy as np
+
+from catlass_py import golden
+from catlass_py.analysis import WorkloadRecorder
+from catlass_py.arch import ASCEND_950, GlobalBuffer, launch
+from catlass_py.errors import ArgumentError
+from catlass_py.kernel.transpose_quant_batch_matmul import (
+    PERM_DN,
+    PERM_ND,
+    TransposeQuantBatchMatmulKernel,
+    TransposeQuantBatchMatmulParams,
+)
+from catlass_py.runner import ExampleResult, output_digest
+
+NAME = "transpose_quant_batch_matmul"
+USAGE = "m k n batch [e4m3|e5m2] [fp16|bf16] [012|021] (or: test1 | test3)"
+SUMMARY = "pypto-gym MXFP8 batch matmul x1[M,B,K] @ x2[B,K,N] with E8M0 scales -> fp16/bf16 [M,B,N] (Ascend 950)"
+
+PRESETS = {  # seed 004: ShapeConfig ori_shape [M, K, N], batch_size, in/out dtype, permX2
+    "test1": ("8", "128", "512", "128", "e5m2", "bf16", "021"),
+    "test3": ("8192", "128", "512", "128", "e4m3", "fp16", "012"),
+}
+RTOL = ATOL = 1e-3  # the pypto-gym test's assert_allclose
+
+
+def assemble(*, in_dtype="float8_e4m3fn", out_dtype="bfloat16", perm_x2=PERM_ND, tile_shape=(256, 256, 128),
+             arch=ASCEND_950) -> TransposeQuantBatchMatmulKernel:
+    """The kernel: 256 x 256 output blocks, K steps of 128 (the seed's m/n/k tile shapes), one MX matmul per step."""
+    return TransposeQuantBatchMatmulKernel(in_dtype, out_dtype, perm_x2, tile_shape, arch)
+
+
+def parse_args(argv) -> tuple[int, int, int, int, str, str, tuple]:
+    """``m k n batch [in] [out] [perm_x2]`` or a preset name; returns (m, k, n, batch, in, out, perm_x2)."""
+    argv = list(argv)
+    if len(argv) == 1 and argv[0] in PRESETS:
+        argv = list(PRESETS[argv[0]])
+    if not 4 <= len(argv) <= 7:
+        raise ArgumentError(f"usage: {NAME} {USAGE}")
+    dims = []
+    for label, text in zip(("m", "k", "n", "batch"), argv[:4]):
+        try:
+            dims.append(int(text, 10))
+        except ValueError:
+            raise ArgumentError(f"{label}: expected an integer, got {text!r} (usage: {NAME} {USAGE})") from None
+    ins = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+    outs = {"fp16": "float16", "bf16": "bfloat16"}
+    perms = {"012": PERM_ND, "021": PERM_DN}
+    opts = argv[4:] + [None] * (3 - len(argv[4:]))
+    in_dtype = ins.get(opts[0] or "e4m3")
+    out_dtype = outs.get(opts[1] or "bf16")
+    perm = perms.get(opts[2] or "012")
+    for label, val, table, text in (("in_dtype", in_dtype, ins, opts[0]), ("out_dtype", out_dtype, outs, opts[1]),
+                                    ("perm_x2", perm, perms, opts[2])):
+        if val is None:
+            raise ArgumentError(f"{label}: expected one of {sorted(table)}, got {text!r}")
+    m, k, n, batch = dims
+    return m, k, n, batch, in_dtype, out_dtype, perm
+
+
+def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
+    """Run with ``m k n batch [e4m3|e5m2] [fp16|bf16] [012|021]`` (or ``test1`` / ``test3``).
+
+    ``observers`` join the launch; ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches;
+    ``seed`` overrides ``options.seed``."""
+    from catlass_py.ops.transpose_quant_batch_matmul import make_inputs, validate_inputs
+
+    m, k, n, batch, in_dtype, out_dtype, perm_x2 = parse_args(argv)
+    arch = ASCEND_950
+    core_num = arch.core_num if cores is None else cores
+    x1, x2, x1_scale, x2_scale = make_inputs(m, k, n, batch, in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2)
+    validate_inputs(x1, x2, x1_scale, x2_scale, (1, 0, 2), perm_x2, (1, 0, 2), out_dtype)
+
+    # Device buffers: inputs read-only (scales as E8M0 bytes), the output zeroed.
+    gm = {name: GlobalBuffer.from_array(x, name, read_only=True).tensor(dt)
+          for name, x, dt in (("x1", x1, in_dtype), ("x2", x2, in_dtype), ("x1_scale", x1_scale, "float8_e8m0fnu"),
+                              ("x2_scale", x2_scale, "float8_e8m0fnu"))}
+    host_out = np.zeros((m, batch, n), dtype=np.float16 if out_dtype == "float16" else ml_dtypes.bfloat16)
+    gm_out = GlobalBuffer.from_array(host_out, "out").tensor(out_dtype)
+
+    kernel = assemble(in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2, arch=arch)
+    params = TransposeQuantBatchMatmulParams(m, batch, k, n, gm["x1"], gm["x2"], gm["x1_scale"], gm["x2_scale"], gm_out)
+    recorder = WorkloadRecorder()
+    extra = ()
+    if progress is not None:
+        progress.set_total(kernel.block_count(m, batch, n))
+        extra = (progress,)
+    t0 = time.perf_counter()
+    launch_result = launch(kernel, params, core_num, arch=arch, seed=seed, observers=(recorder, *observers, *extra),
+                           options=options)
+    seconds = time.perf_counter() - t0
+
+    expect = golden.transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, perm_x2=perm_x2, out_dtype=out_dtype)
+    actual = host_out.astype(np.float32)
+    want = expect.astype(np.float32)
+    bad = ~np.isclose(actual, want, rtol=RTOL, atol=ATOL, equal_nan=True)
+    errors = int(bad.sum())
+    diff = np.abs(actual - want)
+    return ExampleResult(
+        example=NAME, passed=errors == 0, error_count=errors,
+        max_abs_error=float(np.nanmax(diff)) if diff.size else 0.0, seconds=seconds,
+        blocks_per_core=recorder.report.blocks_per_core(),
+        shape={"m": m, "k": k, "n": n, "batch": batch}, cores=core_num,
+        details={
+            "in_dtype": in_dtype,
+            "out_dtype": out_dtype,
+            "perm_x2": list(perm_x2),
+            "total_blocks": kernel.block_count(m, batch, n),
+            "tile_shape": list(kernel.tile_shape),
+            "bit_exact": bool(np.array_equal(actual, want, equal_nan=True)),
+            "tolerance": f"rtol={RTOL}, atol={ATOL}",
+        },
+        output_digest=output_digest(host_out),
+        launch_result=launch_result,
+    )
+
+
+if __name__ == "__main__":
+    from catlass_py.cli import run_example_main
+
+    sys.exit(run_example_main(NAME, sys.argv[1:]))
