@@ -27,6 +27,7 @@ exactly one runs at a time, so the simulation is deterministic and needs no lock
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
 import threading
@@ -238,6 +239,15 @@ class _Launch:
                     r.thread.join(timeout=5.0)
 
 
+def _blas_threads(limit: int | None):
+    """Limit BLAS threads for the duration of a launch (see ``LaunchParams.blas_threads``)."""
+    if limit is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limit, user_api="blas")
+
+
 def _attribute(exc: BaseException, ctx: CoreContext) -> BaseException:
     """Return an exception that names the core in which ``exc`` was raised."""
     if isinstance(exc, CatlassError):
@@ -296,7 +306,8 @@ def launch(
     info = LaunchInfo(arch, block_dim, tuple(r.ctx.core for r in state.runs), kernel, params)
     bus.launch_start(info)
     try:
-        state.run()
+        with _blas_threads(options.blas_threads):
+            state.run()
     finally:
         bus.launch_end(info, state.error)
     if state.error is not None:

@@ -26,6 +26,12 @@ class LaunchParams:
     """Raise :class:`DeadlockError` when ``wait_flag`` finds no matching ``set_flag`` (the pipe would wait
     forever on hardware). Intra-core flags move no data, so this is the only functional check they get."""
 
+    blas_threads: int | None = 1
+    """BLAS threads while the cores run. Each simulated Mmad is a small matrix product (at most 128 x 256 x
+    128 in the examples), for which one thread is fastest: idle BLAS worker threads spin and compete with
+    the simulation (measured: ~25% faster on example 10, far more on a loaded machine). ``None`` leaves the
+    process setting alone. Needs ``threadpoolctl`` (a dependency); restored when the launch ends."""
+
     detect_races: bool = False
     """Check every pair of global-memory accesses from different cores for a happens-before order (vector
     clocks advanced by cross-core flags) and raise :class:`RaceError` at the first unordered pair that touches
@@ -37,5 +43,8 @@ class LaunchParams:
 
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
             raise ArgumentError(f"seed: expected None or an int, got {self.seed!r}")
+        if self.blas_threads is not None and (isinstance(self.blas_threads, bool) or not isinstance(self.blas_threads, int)
+                                              or self.blas_threads < 1):
+            raise ArgumentError(f"blas_threads: expected None or an int >= 1, got {self.blas_threads!r}")
         if not 0 <= self.poison <= 255:
             raise ArgumentError(f"poison: expected a byte value 0..255, got {self.poison}")

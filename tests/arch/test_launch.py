@@ -184,3 +184,28 @@ def test_bad_launch_arguments():
         launch(object(), None, 1)
     with pytest.raises(ArgumentError, match="seed"):
         LaunchParams(seed="x")
+
+
+def test_blas_threads_are_limited_during_the_launch_and_restored_after():
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    seen = []
+
+    class Probe:
+        def aic(self, ctx, p):
+            seen.append(blas_threads())
+
+        aiv = None
+
+    launch(Probe(), None, 1)
+    assert all(n == 1 for n in seen[0])
+    assert blas_threads() == before
+    seen.clear()
+    launch(Probe(), None, 1, options=LaunchParams(blas_threads=None))
+    assert seen[0] == before
+    with pytest.raises(ArgumentError, match="blas_threads"):
+        LaunchParams(blas_threads=0)
