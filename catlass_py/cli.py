@@ -51,16 +51,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _list(console: Console) -> int:
-    names = example_names()
-    table = Table(title="catlass-py examples", show_lines=False)
-    # Names are what users type: never truncate them, let the description wrap instead.
-    table.add_column("example", no_wrap=True, min_width=max(map(len, names), default=7))
-    table.add_column("arguments")
-    table.add_column("what it computes")
-    for name in names:
+    # One entry per example: the command line to type, then what it computes (wraps at any width).
+    for name in example_names():
         mod = load_example(name)
-        table.add_row(name, getattr(mod, "USAGE", ""), getattr(mod, "SUMMARY", ""))
-    console.print(table)
+        console.print(f"[bold]{name}[/bold] {getattr(mod, 'USAGE', '')}", highlight=False)
+        console.print(f"    {getattr(mod, 'SUMMARY', '')}", highlight=False, markup=False)
     return 0
 
 
