@@ -54,6 +54,7 @@ class ExampleResult:
         return "Compare success." if self.passed else f"Compare failed. Error count: {self.error_count}"
 
     def to_json(self) -> dict:
+        """The record as a JSON-ready dict (what ``catlass-py run --json`` prints)."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "launch_result"}
         d = copy.deepcopy(d)
         d["verdict"] = self.verdict

@@ -81,6 +81,7 @@ class GemmShape(NamedTuple):
         return MatrixCoord(self.k, self.n)
 
     def to_coord(self) -> GemmCoord:
+        """``GemmShape::ToCoord()``: the same extents as a runtime :class:`GemmCoord`."""
         return GemmCoord(self.m, self.n, self.k)
 
     def check(self, what: str) -> "GemmShape":
@@ -103,6 +104,7 @@ class MatrixShape(NamedTuple):
         return self.row * self.column
 
     def check(self, what: str) -> "MatrixShape":
+        """Raise :class:`ConfigError` unless ROW and COLUMN are positive ints."""
         for name, v in zip(("ROW", "COLUMN"), self):
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                 raise ConfigError(f"{what}: {name} must be a positive int, got {v!r}")

@@ -19,9 +19,11 @@ class DeviceGemm:
         self.params = None
 
     def can_implement(self, args) -> bool:
+        """CATLASS ``DeviceGemm::CanImplement``: whether the kernel supports ``args``."""
         return bool(self.kernel.can_implement(args))
 
     def get_workspace_size(self, args) -> int:
+        """CATLASS ``DeviceGemm::GetWorkspaceSize``: GM workspace bytes the kernel needs (0 if none)."""
         get = getattr(self.kernel, "get_workspace_size", None)
         return int(get(args)) if get is not None else 0
 

@@ -153,6 +153,8 @@ class TransposeQuantBatchMatmulKernel:
         }
 
     def aic(self, ctx, p: TransposeQuantBatchMatmulParams) -> None:
+        """The cube-core program: output blocks dealt round-robin; per block TLOAD -> TMOV -> TMATMUL_MX over K
+        -> TSTORE through the fixpipe cast."""
         m0, n0, k0 = self.tile_shape
         M, B, K, N = p.m, p.batch, p.k, p.n
         KG = K // MX_GROUP
