@@ -180,7 +180,7 @@ class LocalArena:
     The bytes are allocated on first use so that cores which never touch a buffer cost nothing.
     """
 
-    __slots__ = ("name", "size", "ctx", "alignment", "_poison", "_raw")
+    __slots__ = ("name", "size", "ctx", "alignment", "_poison", "_raw", "_typed")
 
     def __init__(self, name: str, size: int, ctx: "CoreContext | None" = None, *, alignment: int = 32, poison: int = 0xFF):
         self.name = name
@@ -189,12 +189,27 @@ class LocalArena:
         self.alignment = alignment
         self._poison = poison
         self._raw: np.ndarray | None = None
+        self._typed: dict = {}
 
     @property
     def raw(self) -> np.ndarray:
         if self._raw is None:
             self._raw = np.full(self.size, self._poison, np.uint8)
         return self._raw
+
+    def typed_view(self, byte_offset: int, dtype: DType, count: int) -> np.ndarray:
+        """``count`` elements of ``dtype`` at ``byte_offset`` as a numpy view of the arena."""
+        if dtype.bits >= 8:
+            npd = dtype.numpy
+            isz = npd.itemsize
+            if byte_offset % isz == 0:
+                whole = self._typed.get(npd)
+                if whole is None:
+                    raw = self.raw
+                    whole = self._typed[npd] = raw[: raw.size - raw.size % isz].view(npd)
+                start = byte_offset // isz
+                return whole[start:start + count]
+        return _typed(self.raw[byte_offset:], dtype, count)
 
     def get_buffer_by_byte(self, dtype, byte_offset: int = 0, count: int | None = None) -> "LocalTensor":
         """Typed view at ``byte_offset`` (CATLASS ``GetBufferByByte<T>(offset)``), by default to the end of
@@ -304,7 +319,7 @@ class LocalTensor:
                 f"{self.arena._where()}: {count} {self.dtype} elements requested from a {self.count}-element view "
                 f"at byte {self.byte_offset}"
             )
-        return _typed(self.arena.raw[self.byte_offset:], self.dtype, count)
+        return self.arena.typed_view(self.byte_offset, self.dtype, count)
 
     def __repr__(self) -> str:
         return f"LocalTensor({self.arena._where()}, {self.dtype}, byte {self.byte_offset}, {self.count} elements)"

@@ -72,6 +72,10 @@ class HardEvent(enum.Enum):
     FIX_S = ("FIX", "S")
     S_FIX = ("S", "FIX")
 
+    # Members are singletons: identity hashing is correct and avoids Enum's Python-level __hash__ on the hot
+    # path (every SetFlag/WaitFlag looks its event up in a dict).
+    __hash__ = object.__hash__
+
     @property
     def src(self) -> Pipe:
         """Pipe on which the set is issued."""

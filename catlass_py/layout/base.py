@@ -31,6 +31,8 @@ from catlass_py.errors import ArgumentError, OutOfBoundsError
 
 def as_size(name: str, value: Any) -> int:
     """Return ``value`` as a non-negative Python int or raise :class:`ArgumentError` naming ``name``."""
+    if type(value) is int and value >= 0:  # the common case, on the simulator's hot path
+        return value
     if isinstance(value, (bool, np.bool_)):
         raise ArgumentError(f"{name}: expected a non-negative integer, got {value!r}")
     try:
@@ -76,7 +78,7 @@ def as_coord(name: str, value: Any):
 
     Negative coordinates raise :class:`ArgumentError` (CATLASS coordinates are unsigned).
     """
-    if isinstance(value, int) and not isinstance(value, bool):
+    if type(value) is int:
         if value < 0:
             raise ArgumentError(f"{name}: expected a non-negative coordinate, got {value}")
         return value

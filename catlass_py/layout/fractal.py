@@ -138,16 +138,34 @@ class FractalLayout(MatrixLayout):
         ``make_layout(dtype, ...)`` is ``compact`` with the cube fractal of ``dtype``; other sizes give
         e.g. the 2x2 toy fractals of the PTO documents or the 16x2 MX-scale boxes.
         """
+        key = (cls, rows, cols, fractal_rows, fractal_cols)
+        try:
+            hit = _COMPACT_CACHE.get(key)
+        except TypeError:  # unhashable arguments: validation below reports them
+            hit, key = None, None
+        if hit is not None:
+            return hit
         rows = as_size("rows", rows)
         cols = as_size("cols", cols)
         fr = as_positive("fractal_rows", fractal_rows)
         fc = as_positive("fractal_cols", fractal_cols)
         rr = round_up(rows, fr)
         cr = round_up(cols, fc)
-        return cls._new(rows, cols, (fr, rr // fr, fc, cr // fc), cls._compact_stride(rr, cr, fr, fc))
+        layout = cls._new(rows, cols, (fr, rr // fr, fc, cr // fc), cls._compact_stride(rr, cr, fr, fc))
+        if key is not None:
+            if len(_COMPACT_CACHE) >= _COMPACT_CACHE_LIMIT:
+                _COMPACT_CACHE.clear()
+            _COMPACT_CACHE[key] = layout
+        return layout
 
     def __repr__(self):
         return f"{type(self).__name__}(rows={self.rows}, cols={self.cols}, shape={self.shape}, stride={self.stride})"
+
+
+# Layouts are immutable values, so the ones built again and again inside block loops (one per L0 tile) are
+# shared: (class, rows, cols, fractal rows, fractal cols) -> layout.
+_COMPACT_CACHE: dict = {}
+_COMPACT_CACHE_LIMIT = 4096
 
 
 def _check_shape(name, rows, cols, shape):
