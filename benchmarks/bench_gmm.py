@@ -11,6 +11,7 @@ memory of a simulation run against the size of its inputs + output + workspace. 
 from __future__ import annotations
 
 import argparse
+import resource
 import time
 import tracemalloc
 
@@ -77,6 +78,8 @@ def main() -> None:
     pts = rng.random(m).astype(ml_dtypes.bfloat16)
     bench("single group 2048 x 2048 x 2048, 24 cores (target <= 4x)",
           a, b, np.array([m], np.int64), scale, pts, 24, ns.repeat)
+    # Whole-process high-water mark (Linux reports KiB): inputs of both cases, goldens and runs included.
+    print(f"process peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
 if __name__ == "__main__":
