@@ -26,6 +26,7 @@ from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.layout import RowMajor
+from catlass_py.lifetime import CloseOnExit
 from catlass_py.numerics import dtypes as dt
 from catlass_py.numerics.rounding import RoundMode
 from catlass_py.tile.tile_copy import EpilogueTileCopy
@@ -203,7 +204,7 @@ class BlockEpilogueElemWiseNoSource(_ElemWiseSpec):
                 f"D={self.d_type.element}, UB {self.ub_plan['total']} B)")
 
 
-class _ElemWiseBlockBase:
+class _ElemWiseBlockBase(CloseOnExit):
     def __init__(self, spec, resource: Resource, params):
         self.spec = spec
         self.params = params
@@ -219,14 +220,6 @@ class _ElemWiseBlockBase:
         """The C++ destructor: wait for the buffer-free events."""
         self.ctx.wait_flag(HardEvent.V_MTE2, 0)
         self.ctx.wait_flag(HardEvent.MTE3_V, 0)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self.close()
-        return False
 
     def update_params(self, params) -> None:
         """Replace the GM pointers (the C++ has no UpdateParams here; kernels pass params at construction)."""

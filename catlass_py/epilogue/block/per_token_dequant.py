@@ -29,6 +29,7 @@ from catlass_py.epilogue.dispatch_policy import EpilogueAtlasA2PerTokenDequant
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.layout import RowMajor, VectorLayout
+from catlass_py.lifetime import CloseOnExit
 from catlass_py.numerics import dtypes as dt
 from catlass_py.numerics.rounding import RoundMode
 from catlass_py.tile.tile_copy import EpilogueTileCopy
@@ -167,7 +168,7 @@ class BlockEpiloguePerTokenDequant:
                 f"D={self.d_type.element}, UB {self.ub_plan['total']} B)")
 
 
-class _PerTokenDequantBlock:
+class _PerTokenDequantBlock(CloseOnExit):
     """One vector core's instance of :class:`BlockEpiloguePerTokenDequant` (the constructed C++ object)."""
 
     def __init__(self, spec: BlockEpiloguePerTokenDequant, resource: Resource, params: PerTokenDequantParams):
@@ -205,14 +206,6 @@ class _PerTokenDequantBlock:
             for k in range(3):
                 self.ctx.wait_flag(HardEvent.V_MTE2, 3 * i + k)
             self.ctx.wait_flag(HardEvent.MTE3_V, i)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self.close()
-        return False
 
     def update_params(self, params: PerTokenDequantParams) -> None:
         """CATLASS ``UpdateParams``: point at the next group's scales and output."""
