@@ -98,6 +98,19 @@ class BlockMmadSpec:
         if need > have:
             raise ConfigError(f"{what}: {label} needs {need} bytes but {self.arch.name} has {have} ({formula})")
 
+    def _check_l0_stages(self, what: str, stages: int) -> None:
+        """L0 budgets of the blocks with ``STAGES`` L0A/L0B stages and one L0C tile, and the stage spacing:
+        each stage owns ``L0A_SIZE / STAGES`` (``L0A_PINGPONG_BUF_SIZE``), not just one tile."""
+        arch, l0 = self.arch, self.l0_tile_shape
+        self._budget(what, "L0A tiles", self.l0a_tile_size * stages, arch.l0a_size,
+                     "L0A_TILE_SIZE * STAGES <= L0A_SIZE")
+        self._budget(what, "L0B tiles", self.l0b_tile_size * stages, arch.l0b_size,
+                     "L0B_TILE_SIZE * STAGES <= L0B_SIZE")
+        self.l0c_tile_size = self.element_accumulator.nbytes(l0.m * l0.n)
+        self._budget(what, "L0C tile", self.l0c_tile_size, arch.l0c_size, "L0C_TILE_SIZE <= L0C_SIZE")
+        self.l0a_pingpong_size = arch.l0a_size // stages
+        self.l0b_pingpong_size = arch.l0b_size // stages
+
     def _events(self, what: str, label: str, used: int) -> None:
         if used > EVENT_IDS:
             raise ConfigError(f"{what}: {label} needs {used} event ids but the hardware has {EVENT_IDS} per event pair")

@@ -19,12 +19,12 @@ M_MTE1             construction; after each bias Mmad     before each L1->BT
 from __future__ import annotations
 
 from catlass_py.arch.pipes import HardEvent
-from catlass_py.errors import ArgumentError, ConfigError
+from catlass_py.errors import ConfigError
 from catlass_py.gemm.block._base import BlockMmadSpec
-from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
+from catlass_py.gemm.block.mmad_pingpong import _PingpongBlock
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2PingpongBias
 from catlass_py.gemm.gemm_type import GemmType
-from catlass_py.layout import VectorLayout, zN
+from catlass_py.layout import VectorLayout
 
 
 class BlockMmadPingpongBias(BlockMmadSpec):
@@ -62,184 +62,64 @@ class BlockMmadPingpongBias(BlockMmadSpec):
         self._budget(what, "L1 (A + B tiles) x stages + bias",
                      (self.l1a_tile_size + self.l1b_tile_size) * stages + self.l1_bias_size, arch.l1_size,
                      "L1A_SIZE * STAGES + L1B_SIZE * STAGES + L1BIAS_SIZE <= L1_SIZE")
-        self._budget(what, "L0A tiles", self.l0a_tile_size * stages, arch.l0a_size, "L0A_TILE_SIZE * STAGES <= L0A_SIZE")
-        self._budget(what, "L0B tiles", self.l0b_tile_size * stages, arch.l0b_size, "L0B_TILE_SIZE * STAGES <= L0B_SIZE")
-        self.l0c_tile_size = self.element_accumulator.nbytes(l0.m * l0.n)
-        self._budget(what, "L0C tile", self.l0c_tile_size, arch.l0c_size, "L0C_TILE_SIZE <= L0C_SIZE")
+        self._check_l0_stages(what, stages)
         self.bias_buf_size = self.element_accumulator.nbytes(l0.n)
         self._budget(what, "bias table (L0.N accumulators)", self.bias_buf_size, arch.bt_size,
                      "BIAS_BUF_SIZE = L0TileShape::N * sizeof(ElementAccumulator) <= BT_SIZE; reduce L0TileShape::N")
         self._events(what, "L1 A/B stages + bias (MTE1_MTE2)", 2 * stages + 1)
-        self.l0a_pingpong_size = arch.l0a_size // stages
-        self.l0b_pingpong_size = arch.l0b_size // stages
         self.layout_bias_in_l1 = VectorLayout(l1.n)
 
     def __call__(self, resource, l1_buf_addr_start: int = 0) -> "_PingpongBiasBlock":
         return _PingpongBiasBlock(self, resource, l1_buf_addr_start)
 
 
-class _PingpongBiasBlock:
-    """One cube core's instance of :class:`BlockMmadPingpongBias`."""
+class _PingpongBiasBlock(_PingpongBlock):
+    """One cube core's instance of :class:`BlockMmadPingpongBias`: the Pingpong block plus the bias row in L1
+    (after the B stages) and in BT, with the bias events of the module doc."""
 
     def __init__(self, spec: BlockMmadPingpongBias, resource, l1_buf_addr_start: int = 0):
-        self.spec = spec
-        self.ctx = ctx = resource.ctx
+        super().__init__(spec, resource, l1_buf_addr_start)
         s = spec.stages
-        ea, eb = spec.element_a, spec.element_b
-        l1b_off = l1_buf_addr_start + spec.l1a_tile_size * s
-        l1_bias_off = l1b_off + spec.l1b_tile_size * s
-        self.l1a = [resource.l1_buf.get_buffer_by_byte(ea, l1_buf_addr_start + spec.l1a_tile_size * i) for i in range(s)]
-        self.l1b = [resource.l1_buf.get_buffer_by_byte(eb, l1b_off + spec.l1b_tile_size * i) for i in range(s)]
-        self.l0a = [resource.l0a_buf.get_buffer_by_byte(ea, spec.l0a_pingpong_size * i) for i in range(s)]
-        self.l0b = [resource.l0b_buf.get_buffer_by_byte(eb, spec.l0b_pingpong_size * i) for i in range(s)]
-        self.l1a_event = list(range(s))
-        self.l1b_event = [i + s for i in range(s)]
-        self.l0a_event = list(range(s))
-        self.l0b_event = [i + s for i in range(s)]
-        for i in range(s):
-            ctx.set_flag(HardEvent.MTE1_MTE2, self.l1a_event[i])
-            ctx.set_flag(HardEvent.MTE1_MTE2, self.l1b_event[i])
-            ctx.set_flag(HardEvent.M_MTE1, self.l0a_event[i])
-            ctx.set_flag(HardEvent.M_MTE1, self.l0b_event[i])
         self.bias_event = 2 * s
-        self.l0c = resource.l0c_buf.get_buffer_by_byte(spec.element_accumulator, 0)
+        l1_bias_off = l1_buf_addr_start + (spec.l1a_tile_size + spec.l1b_tile_size) * s
         self.l1_bias = resource.l1_buf.get_buffer_by_byte(spec.element_bias, l1_bias_off)
         self.l0_bias = resource.bt_buf.get_buffer_by_byte(spec.element_accumulator, 0)
-        ctx.set_flag(HardEvent.FIX_M, 0)
-        ctx.set_flag(HardEvent.MTE1_MTE2, self.bias_event)
-        ctx.set_flag(HardEvent.M_MTE1, self.bias_event)
-        self.l1_list_id = 0
-        self.l0a_list_id = 0
-        self.l0b_list_id = 0
+        self.ctx.set_flag(HardEvent.MTE1_MTE2, self.bias_event)
+        self.ctx.set_flag(HardEvent.M_MTE1, self.bias_event)
 
     def close(self) -> None:
         """The C++ destructor: wait for every buffer-free event, the bias ones included."""
-        ctx = self.ctx
-        for i in range(self.spec.stages):
-            ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1a_event[i])
-            ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1b_event[i])
-            ctx.wait_flag(HardEvent.M_MTE1, self.l0a_event[i])
-            ctx.wait_flag(HardEvent.M_MTE1, self.l0b_event[i])
-        ctx.wait_flag(HardEvent.FIX_M, 0)
-        ctx.wait_flag(HardEvent.MTE1_MTE2, self.bias_event)
-        ctx.wait_flag(HardEvent.M_MTE1, self.bias_event)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self.close()
-        return False
-
-    def synchronize_block(self) -> None:
-        """Nothing is pending in a synchronous block (present so kernels can call it uniformly)."""
-
-    def _load(self, idx, gm_a, layout_a, gm_b, layout_b, m, n, k_actual) -> None:
-        spec, ctx = self.spec, self.ctx
-        ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1a_event[idx])
-        spec.tile_copy.copy_gm_to_l1_a(self.l1a[idx], gm_a, spec.l1a_layout, layout_a.get_tile_layout(m, k_actual))
-        ctx.set_flag(HardEvent.MTE2_MTE1, self.l1a_event[idx])
-        ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1b_event[idx])
-        spec.tile_copy.copy_gm_to_l1_b(self.l1b[idx], gm_b, spec.l1b_layout, layout_b.get_tile_layout(k_actual, n))
-        ctx.set_flag(HardEvent.MTE2_MTE1, self.l1b_event[idx])
+        super().close()
+        self.ctx.wait_flag(HardEvent.MTE1_MTE2, self.bias_event)
+        self.ctx.wait_flag(HardEvent.M_MTE1, self.bias_event)
 
     def __call__(self, gm_a, layout_a, gm_b, layout_b, gm_c, layout_c, gm_bias, actual_shape) -> None:
         """Compute block C = bias + A @ B (``actual_shape`` = m, n, k; ``gm_bias`` points at the block's first
         column) and store it to ``gm_c``."""
         spec, ctx = self.spec, self.ctx
-        m, n, k = GemmCoord(*actual_shape)
-        if k == 0:
-            raise ArgumentError("BlockMmadPingpongBias: k == 0 (CATLASS would store whatever L0C held)")
-        l1, l0, stages = spec.l1_tile_shape, spec.l0_tile_shape, spec.stages
-        m_round = round_up(m, spec.l1_a_align.m_aligned)
-        n_round = round_up(n, spec.l1_b_align.n_aligned)
-        layout_c_in_l0 = zN.make_layout_in_l0c(m_round, n_round)
-        k_actual = min(k, l1.k)
-        self._load(self.l1_list_id, gm_a, layout_a, gm_b, layout_b, m, n, k_actual)
+        m, n, k = self._checked_shape(actual_shape)
+        k_actual = min(k, spec.l1_tile_shape.k)
+        self.load_l1(self.l1_list_id, gm_a, layout_a, gm_b, layout_b, m, n, k_actual)
         ctx.wait_flag(HardEvent.MTE1_MTE2, self.bias_event)
         spec.tile_copy.copy_gm_to_l1_bias(self.l1_bias, gm_bias, spec.layout_bias_in_l1, VectorLayout(n))
         ctx.set_flag(HardEvent.MTE2_MTE1, self.bias_event)
-        unit_flag = spec.policy.enable_unit_flag
-        if not unit_flag:
-            ctx.wait_flag(HardEvent.FIX_M, 0)
-        m_loops = ceil_div(m_round, l0.m)
-        n_loops = ceil_div(n_round, l0.n)
-        k_tiles = ceil_div(k, l1.k)
-        for k_loop in range(k_tiles):
-            next_id = (self.l1_list_id + 1) % stages
-            k_actual_next = 0
-            if k_loop < k_tiles - 1:
-                k_next = k_loop + 1
-                k_actual_next = l1.k if k_next < k_tiles - 1 else k - k_next * l1.k
-                self._load(next_id, gm_a[layout_a.offset(0, k_next * l1.k)], layout_a,
-                           gm_b[layout_b.offset(k_next * l1.k, 0)], layout_b, m, n, k_actual_next)
-            self._compute(k_loop, k_tiles, k_actual, m_loops, n_loops, m_round, n_round, layout_c_in_l0)
-            self.l1_list_id = next_id
-            k_actual = k_actual_next
-        layout_block = layout_c.get_tile_layout(m, n)
-        if not unit_flag:
-            ctx.set_flag(HardEvent.M_FIX, 0)
-            ctx.wait_flag(HardEvent.M_FIX, 0)
-            spec.tile_copy.copy_l0c_to_gm(gm_c, self.l0c, layout_block, layout_c_in_l0)
-            ctx.set_flag(HardEvent.FIX_M, 0)
-        else:
-            spec.tile_copy.copy_l0c_to_gm(gm_c, self.l0c, layout_block, layout_c_in_l0, 0b11)
+        self._compute_and_store(gm_a, layout_a, gm_b, layout_b, gm_c, layout_c, m, n, k, k_actual)
 
-    def _compute(self, k_loop, k_tiles, k_actual, m_loops, n_loops, m_round, n_round, layout_c_in_l0) -> None:
+    def before_first_mmad(self, ni: int, n_loops: int, n_part: int) -> None:
+        """The bias slice of this N part goes L1 -> BT right before its first Mmad."""
         spec, ctx = self.spec, self.ctx
-        l1, l0, stages, lid = spec.l1_tile_shape, spec.l0_tile_shape, spec.stages, self.l1_list_id
-        l1a, l1b = self.l1a[lid], self.l1b[lid]
-        unit_flag = spec.policy.enable_unit_flag
-        k_parts = ceil_div(k_actual, l0.k)
-        layout_bias_in_l1 = VectorLayout(l1.n)
-        for mi in range(m_loops):
-            m_part = l0.m if mi < m_loops - 1 else m_round - mi * l0.m
-            for ki in range(k_parts):
-                k_part = l0.k if ki < k_parts - 1 else k_actual - ki * l0.k
-                l0a = self.l0a[self.l0a_list_id]
-                ctx.wait_flag(HardEvent.M_MTE1, self.l0a_event[self.l0a_list_id])
-                if mi == 0 and ki == 0:
-                    ctx.wait_flag(HardEvent.MTE2_MTE1, self.l1a_event[lid])
-                spec.tile_copy.copy_l1_to_l0a(l0a, l1a[spec.l1a_layout.offset(mi * l0.m, ki * l0.k)],
-                                              spec.layout_a_in_l0.make_layout(spec.element_a, m_part, k_part),
-                                              spec.l1a_layout)
-                if mi == m_loops - 1 and ki == k_parts - 1:
-                    ctx.set_flag(HardEvent.MTE1_MTE2, self.l1a_event[lid])
-                for ni in range(n_loops):
-                    n_part = l0.n if ni < n_loops - 1 else n_round - ni * l0.n
-                    l0b = self.l0b[self.l0b_list_id]
-                    ctx.wait_flag(HardEvent.M_MTE1, self.l0b_event[self.l0b_list_id])
-                    if ki == 0 and ni == 0:
-                        ctx.wait_flag(HardEvent.MTE2_MTE1, self.l1b_event[lid])
-                    spec.tile_copy.copy_l1_to_l0b(l0b, l1b[spec.l1b_layout.offset(ki * l0.k, ni * l0.n)],
-                                                  spec.layout_b_in_l0.make_layout(spec.element_b, k_part, n_part),
-                                                  spec.l1b_layout)
-                    if ki == k_parts - 1 and ni == n_loops - 1:
-                        ctx.set_flag(HardEvent.MTE1_MTE2, self.l1b_event[lid])
-                    init_c = k_loop == 0 and ki == 0
-                    if init_c:
-                        # The bias slice of this N-part goes L1 -> BT right before its first Mmad.
-                        if ni == 0:
-                            ctx.wait_flag(HardEvent.MTE2_MTE1, self.bias_event)
-                        ctx.wait_flag(HardEvent.M_MTE1, self.bias_event)
-                        spec.tile_copy.copy_l1_to_bt(self.l0_bias, self.l1_bias[ni * l0.n], VectorLayout(n_part),
-                                                     layout_bias_in_l1)
-                        if ni == n_loops - 1:
-                            ctx.set_flag(HardEvent.MTE1_MTE2, self.bias_event)
-                    ctx.set_flag(HardEvent.MTE1_M, 0)
-                    l0c_tile = self.l0c[layout_c_in_l0.offset(mi * l0.m, ni * l0.n)]
-                    ctx.wait_flag(HardEvent.MTE1_M, 0)
-                    flag = 0
-                    if unit_flag:
-                        last = k_loop == k_tiles - 1 and mi == m_loops - 1 and ki == k_parts - 1 and ni == n_loops - 1
-                        flag = 0b11 if last else 0b10
-                    if init_c:
-                        spec.tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, flag, bias=self.l0_bias)
-                        ctx.set_flag(HardEvent.M_MTE1, self.bias_event)
-                    else:
-                        spec.tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, flag)
-                    ctx.set_flag(HardEvent.M_MTE1, self.l0b_event[self.l0b_list_id])
-                    self.l0b_list_id = (self.l0b_list_id + 1) % stages
-                ctx.set_flag(HardEvent.M_MTE1, self.l0a_event[self.l0a_list_id])
-                self.l0a_list_id = (self.l0a_list_id + 1) % stages
+        if ni == 0:
+            ctx.wait_flag(HardEvent.MTE2_MTE1, self.bias_event)
+        ctx.wait_flag(HardEvent.M_MTE1, self.bias_event)
+        spec.tile_copy.copy_l1_to_bt(self.l0_bias, self.l1_bias[ni * spec.l0_tile_shape.n], VectorLayout(n_part),
+                                     spec.layout_bias_in_l1)
+        if ni == n_loops - 1:
+            ctx.set_flag(HardEvent.MTE1_MTE2, self.bias_event)
+
+    def mmad(self, l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, unit_flag) -> None:
+        """The Mmad that starts the accumulator adds the bias from BT, then frees BT (M_MTE1)."""
+        if init_c:
+            self.spec.tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, unit_flag, bias=self.l0_bias)
+            self.ctx.set_flag(HardEvent.M_MTE1, self.bias_event)
+        else:
+            self.spec.tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, unit_flag)

@@ -29,6 +29,7 @@ from typing import Any, Callable
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm.block._base import BlockMmadSpec
+from catlass_py.gemm.block._instance import BlockMmadInstance, carve_stages, part_len
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2PreloadAsync
 from catlass_py.layout import zN
@@ -91,36 +92,41 @@ class _L1TileMmadParams:
     callback_after_fixpipe: Callable[[], None] | None = None
 
 
-class _PreloadAsyncBlock:
-    """One cube core's instance of :class:`BlockMmadPreloadAsync` (or ``WithCallback``)."""
+class _PreloadAsyncBlock(BlockMmadInstance):
+    """One cube core's instance of :class:`BlockMmadPreloadAsync` (or ``WithCallback``).
+
+    Buffers: from ``l1_buf_addr_start`` every L1 A stage, then every L1 B stage; ``l0a_stages`` L0A and
+    ``l0b_stages`` L0B tiles and ``l0c_stages`` accumulators, each a tile size apart. Event ids: L1 A stage i ->
+    i, L1 B -> ``L1_STAGES + i`` (MTE1_MTE2); L0A i -> i, L0B i -> ``L0A_STAGES + i`` (M_MTE1); L0C i -> i
+    (FIX_M).
+    """
 
     def __init__(self, spec: BlockMmadPreloadAsync, resource, l1_buf_addr_start: int = 0):
         self.spec = spec
         self.ctx = ctx = resource.ctx
         p = spec.policy
         ea, eb = spec.element_a, spec.element_b
-        l1a_off = l1_buf_addr_start
         l1b_off = l1_buf_addr_start + spec.l1a_tile_size * p.l1_stages
-        self.l1a = [resource.l1_buf.get_buffer_by_byte(ea, l1a_off + spec.l1a_tile_size * i) for i in range(p.l1_stages)]
-        self.l1b = [resource.l1_buf.get_buffer_by_byte(eb, l1b_off + spec.l1b_tile_size * i) for i in range(p.l1_stages)]
+        self.l1a = carve_stages(resource.l1_buf, ea, l1_buf_addr_start, spec.l1a_tile_size, p.l1_stages)
+        self.l1b = carve_stages(resource.l1_buf, eb, l1b_off, spec.l1b_tile_size, p.l1_stages)
         self.l1a_event = list(range(p.l1_stages))
         self.l1b_event = [i + p.l1_stages for i in range(p.l1_stages)]
         for i in range(p.l1_stages):
             ctx.set_flag(HardEvent.MTE1_MTE2, self.l1a_event[i])
             ctx.set_flag(HardEvent.MTE1_MTE2, self.l1b_event[i])
-        self.l0a = [resource.l0a_buf.get_buffer_by_byte(ea, spec.l0a_tile_size * i) for i in range(p.l0a_stages)]
+        self.l0a = carve_stages(resource.l0a_buf, ea, 0, spec.l0a_tile_size, p.l0a_stages)
         self.l0a_event = list(range(p.l0a_stages))
         for e in self.l0a_event:
             ctx.set_flag(HardEvent.M_MTE1, e)
-        self.l0b = [resource.l0b_buf.get_buffer_by_byte(eb, spec.l0b_tile_size * i) for i in range(p.l0b_stages)]
+        self.l0b = carve_stages(resource.l0b_buf, eb, 0, spec.l0b_tile_size, p.l0b_stages)
         self.l0b_event = [i + p.l0a_stages for i in range(p.l0b_stages)]
         for e in self.l0b_event:
             ctx.set_flag(HardEvent.M_MTE1, e)
-        acc = spec.element_accumulator
-        self.l0c = [resource.l0c_buf.get_buffer_by_byte(acc, spec.l0c_tile_size * i) for i in range(p.l0c_stages)]
+        self.l0c = carve_stages(resource.l0c_buf, spec.element_accumulator, 0, spec.l0c_tile_size, p.l0c_stages)
         self.l0c_event = list(range(p.l0c_stages))
         for e in self.l0c_event:
             ctx.set_flag(HardEvent.FIX_M, e)
+        self.l0a_stages, self.l0b_stages = p.l0a_stages, p.l0b_stages
         self.l1_list_id = self.l0a_list_id = self.l0b_list_id = self.l0c_list_id = 0
         self.queue: deque[_L1TileMmadParams] = deque()
 
@@ -138,14 +144,6 @@ class _PreloadAsyncBlock:
             ctx.wait_flag(HardEvent.M_MTE1, e)
         for e in self.l0c_event:
             ctx.wait_flag(HardEvent.FIX_M, e)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self.close()
-        return False
 
     # -- the block operation ----------------------------------------------------------------------
     def __call__(self, gm_block_a, layout_a, gm_block_b, layout_b, gm_block_c, layout_c, actual_shape,
@@ -173,16 +171,10 @@ class _PreloadAsyncBlock:
             t = start + k_loop
             if t >= k_tiles:
                 t -= k_tiles
-            k_actual = l1.k if t < k_tiles - 1 else k - t * l1.k
-            gm_tile_a = gm_block_a[layout_a.offset(0, t * l1.k)]
-            gm_tile_b = gm_block_b[layout_b.offset(t * l1.k, 0)]
+            k_actual = part_len(t, k_tiles, k, l1.k)
             lid = self.l1_list_id
-            ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1a_event[lid])
-            spec.tile_copy.copy_gm_to_l1_a(self.l1a[lid], gm_tile_a, spec.l1a_layout, layout_a.get_tile_layout(m, k_actual))
-            ctx.set_flag(HardEvent.MTE2_MTE1, self.l1a_event[lid])
-            ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1b_event[lid])
-            spec.tile_copy.copy_gm_to_l1_b(self.l1b[lid], gm_tile_b, spec.l1b_layout, layout_b.get_tile_layout(k_actual, n))
-            ctx.set_flag(HardEvent.MTE2_MTE1, self.l1b_event[lid])
+            self.load_l1(lid, gm_block_a[layout_a.offset(0, t * l1.k)], layout_a,
+                         gm_block_b[layout_b.offset(t * l1.k, 0)], layout_b, m, n, k_actual)
             if len(self.queue) == p.preload_stages:
                 self._l1_tile_mmad(self.queue.popleft())
             last = k_loop == k_tiles - 1
@@ -202,64 +194,17 @@ class _PreloadAsyncBlock:
 
     def _l1_tile_mmad(self, prm: _L1TileMmadParams) -> None:
         spec, ctx = self.spec, self.ctx
-        p, l0 = spec.policy, spec.l0_tile_shape
-        m_loops = ceil_div(prm.m_round, l0.m)
-        n_loops = ceil_div(prm.n_round, l0.n)
-        k_loops = ceil_div(prm.k_actual, l0.k)
-        l1a, l1b = self.l1a[prm.l1_list_id], self.l1b[prm.l1_list_id]
+        p = spec.policy
         l0c = self.l0c[self.l0c_list_id]
         layout_c_in_l0 = zN.make_layout_in_l0c(prm.m_round, prm.n_round)
-        unit_flag = p.enable_unit_flag
-        if not unit_flag and prm.is_k_loop_first:
+        if not p.enable_unit_flag and prm.is_k_loop_first:
             ctx.wait_flag(HardEvent.FIX_M, self.l0c_event[self.l0c_list_id])
-        for mi in range(m_loops):
-            m_part = l0.m if mi < m_loops - 1 else prm.m_round - mi * l0.m
-            for ki in range(k_loops):
-                k_part = l0.k if ki < k_loops - 1 else prm.k_actual - ki * l0.k
-                l0a = self.l0a[self.l0a_list_id]
-                ctx.wait_flag(HardEvent.M_MTE1, self.l0a_event[self.l0a_list_id])
-                if mi == 0 and ki == 0:
-                    ctx.wait_flag(HardEvent.MTE2_MTE1, self.l1a_event[prm.l1_list_id])
-                spec.tile_copy.copy_l1_to_l0a(l0a, l1a[spec.l1a_layout.offset(mi * l0.m, ki * l0.k)],
-                                              spec.layout_a_in_l0.make_layout(spec.element_a, m_part, k_part),
-                                              spec.l1a_layout)
-                if mi == m_loops - 1 and ki == k_loops - 1:
-                    ctx.set_flag(HardEvent.MTE1_MTE2, self.l1a_event[prm.l1_list_id])
-                for ni in range(n_loops):
-                    n_part = l0.n if ni < n_loops - 1 else prm.n_round - ni * l0.n
-                    l0b = self.l0b[self.l0b_list_id]
-                    ctx.wait_flag(HardEvent.M_MTE1, self.l0b_event[self.l0b_list_id])
-                    if ki == 0 and ni == 0:
-                        ctx.wait_flag(HardEvent.MTE2_MTE1, self.l1b_event[prm.l1_list_id])
-                    spec.tile_copy.copy_l1_to_l0b(l0b, l1b[spec.l1b_layout.offset(ki * l0.k, ni * l0.n)],
-                                                  spec.layout_b_in_l0.make_layout(spec.element_b, k_part, n_part),
-                                                  spec.l1b_layout)
-                    if ki == k_loops - 1 and ni == n_loops - 1:
-                        ctx.set_flag(HardEvent.MTE1_MTE2, self.l1b_event[prm.l1_list_id])
-                    ctx.set_flag(HardEvent.MTE1_M, 0)
-                    l0c_tile = l0c[layout_c_in_l0.offset(mi * l0.m, ni * l0.n)]
-                    ctx.wait_flag(HardEvent.MTE1_M, 0)
-                    init_c = prm.is_k_loop_first and ki == 0
-                    flag = 0
-                    if unit_flag:
-                        last = prm.is_k_loop_last and mi == m_loops - 1 and ki == k_loops - 1 and ni == n_loops - 1
-                        flag = 0b11 if last else 0b10
-                    spec.tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, flag)
-                    ctx.set_flag(HardEvent.M_MTE1, self.l0b_event[self.l0b_list_id])
-                    self.l0b_list_id = (self.l0b_list_id + 1) % p.l0b_stages
-                ctx.set_flag(HardEvent.M_MTE1, self.l0a_event[self.l0a_list_id])
-                self.l0a_list_id = (self.l0a_list_id + 1) % p.l0a_stages
+        self.mmad_l1_tile(prm.l1_list_id, prm.k_actual, prm.m_round, prm.n_round, l0c, layout_c_in_l0,
+                          prm.is_k_loop_first, prm.is_k_loop_last)
         if prm.is_k_loop_last:
             if prm.callback_before_fixpipe is not None:
                 prm.callback_before_fixpipe()
-            if not unit_flag:
-                ev = self.l0c_event[self.l0c_list_id]
-                ctx.set_flag(HardEvent.M_FIX, ev)
-                ctx.wait_flag(HardEvent.M_FIX, ev)
-                spec.tile_copy.copy_l0c_to_gm(prm.gm_block_c, l0c, prm.layout_c_in_gm, layout_c_in_l0)
-                ctx.set_flag(HardEvent.FIX_M, ev)
-            else:
-                spec.tile_copy.copy_l0c_to_gm(prm.gm_block_c, l0c, prm.layout_c_in_gm, layout_c_in_l0, 0b11)
+            self.store_l0c(prm.gm_block_c, l0c, prm.layout_c_in_gm, layout_c_in_l0, self.l0c_event[self.l0c_list_id])
             self.l0c_list_id = (self.l0c_list_id + 1) % p.l0c_stages
             if prm.callback_after_fixpipe is not None:
                 prm.callback_after_fixpipe()

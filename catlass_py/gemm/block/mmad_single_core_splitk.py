@@ -18,6 +18,7 @@ from __future__ import annotations
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm.block._base import EVENT_IDS
+from catlass_py.gemm.block._instance import BlockMmadInstance, carve_stages, part_len
 from catlass_py.gemm.coord import GemmCoord, GemmShape, ceil_div, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2SingleCoreSplitk
 from catlass_py.gemm.gemm_type import GemmType
@@ -115,8 +116,8 @@ class BlockMmadSingleCoreSplitk:
                 f"A {self.a_type}, B {self.b_type}, C {self.c_type})")
 
 
-class _SingleCoreSplitkBlock:
-    """One cube core's instance of :class:`BlockMmadSingleCoreSplitk`."""
+class _SingleCoreSplitkBlock(BlockMmadInstance):
+    """One cube core's instance of :class:`BlockMmadSingleCoreSplitk` (events as in the module doc)."""
 
     def __init__(self, spec: BlockMmadSingleCoreSplitk, resource, l1_buf_addr_start: int = 0):
         self.spec = spec
@@ -124,23 +125,20 @@ class _SingleCoreSplitkBlock:
         p = spec.policy
         ea, eb = spec.element_a, spec.element_b
         l1b_off = l1_buf_addr_start + spec.l1a_tile_size * p.l1a_stages
-        self.l1a = [resource.l1_buf.get_buffer_by_byte(ea, l1_buf_addr_start + spec.l1a_tile_size * i)
-                    for i in range(p.l1a_stages)]
+        self.l1a = carve_stages(resource.l1_buf, ea, l1_buf_addr_start, spec.l1a_tile_size, p.l1a_stages)
         self.l1a_event = list(range(p.l1a_stages))
-        self.l1b = [resource.l1_buf.get_buffer_by_byte(eb, l1b_off + spec.l1b_tile_size * i)
-                    for i in range(p.l1b_stages)]
+        self.l1b = carve_stages(resource.l1_buf, eb, l1b_off, spec.l1b_tile_size, p.l1b_stages)
         self.l1b_event = [i + p.l1a_stages for i in range(p.l1b_stages)]
         for e in self.l1a_event + self.l1b_event:
             ctx.set_flag(HardEvent.MTE1_MTE2, e)
         s = p.L0AB_STAGES
-        self.l0a = [resource.l0a_buf.get_buffer_by_byte(ea, spec.l0a_pingpong_size * i) for i in range(s)]
-        self.l0b = [resource.l0b_buf.get_buffer_by_byte(eb, spec.l0b_pingpong_size * i) for i in range(s)]
+        self.l0a = carve_stages(resource.l0a_buf, ea, 0, spec.l0a_pingpong_size, s)
+        self.l0b = carve_stages(resource.l0b_buf, eb, 0, spec.l0b_pingpong_size, s)
         self.l0a_event = list(range(s))
         self.l0b_event = [i + s for i in range(s)]
         for e in self.l0a_event + self.l0b_event:
             ctx.set_flag(HardEvent.M_MTE1, e)
-        acc = spec.element_accumulator
-        self.l0c = [resource.l0c_buf.get_buffer_by_byte(acc, spec.l0c_pingpong_size * i) for i in range(p.l0c_stages)]
+        self.l0c = carve_stages(resource.l0c_buf, spec.element_accumulator, 0, spec.l0c_pingpong_size, p.l0c_stages)
         self.l0c_event = list(range(p.l0c_stages))
         for e in self.l0c_event:
             ctx.set_flag(HardEvent.FIX_M, e)
@@ -156,29 +154,6 @@ class _SingleCoreSplitkBlock:
             ctx.wait_flag(HardEvent.M_MTE1, e)
         for e in self.l0c_event:
             ctx.wait_flag(HardEvent.FIX_M, e)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self.close()
-        return False
-
-    def synchronize_block(self) -> None:
-        """Nothing is pending in a synchronous block."""
-
-    def _load_a(self, lid, gm, layout, shape) -> None:
-        spec, ctx = self.spec, self.ctx
-        ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1a_event[lid])
-        spec.tile_copy.copy_gm_to_l1_a(self.l1a[lid], gm, spec.l1a_layout, layout.get_tile_layout(shape.m, shape.k))
-        ctx.set_flag(HardEvent.MTE2_MTE1, self.l1a_event[lid])
-
-    def _load_b(self, lid, gm, layout, shape) -> None:
-        spec, ctx = self.spec, self.ctx
-        ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1b_event[lid])
-        spec.tile_copy.copy_gm_to_l1_b(self.l1b[lid], gm, spec.l1b_layout, layout.get_tile_layout(shape.k, shape.n))
-        ctx.set_flag(HardEvent.MTE2_MTE1, self.l1b_event[lid])
 
     def __call__(self, gm_block_a, layout_a, gm_block_b, layout_b, gm_block_c, layout_c, gm_next_block_a,
                  gm_next_block_b, actual_shape, actual_shape_next, need_load_next_a: bool, need_load_next_b: bool,
@@ -197,12 +172,12 @@ class _SingleCoreSplitkBlock:
         a_next = (self.l1a_list_id + 1) % p.l1a_stages
         b_next = (self.l1b_list_id + 1) % p.l1b_stages
         if is_first:
-            self._load_a(self.l1a_list_id, gm_block_a, layout_a, shape)
-            self._load_b(self.l1b_list_id, gm_block_b, layout_b, shape)
+            self.load_l1_a(self.l1a_list_id, gm_block_a, layout_a, shape.m, shape.k)
+            self.load_l1_b(self.l1b_list_id, gm_block_b, layout_b, shape.k, shape.n)
         if need_load_next_a and p.l1a_stages > 1:
-            self._load_a(a_next, gm_next_block_a, layout_a, nxt)
+            self.load_l1_a(a_next, gm_next_block_a, layout_a, nxt.m, nxt.k)
         if need_load_next_b and p.l1b_stages > 1:
-            self._load_b(b_next, gm_next_block_b, layout_b, nxt)
+            self.load_l1_b(b_next, gm_next_block_b, layout_b, nxt.k, nxt.n)
         l1a, l1b = self.l1a[self.l1a_list_id], self.l1b[self.l1b_list_id]
         if atomic_add:
             set_atomic_add(ctx, spec.element_accumulator)
@@ -214,8 +189,8 @@ class _SingleCoreSplitkBlock:
         unit_flag = p.enable_unit_flag
         for mi in range(m_loops):
             for ni in range(n_loops):
-                m_act = l0.m if mi < m_loops - 1 else shape.m - mi * l0.m
-                n_act = l0.n if ni < n_loops - 1 else shape.n - ni * l0.n
+                m_act = part_len(mi, m_loops, shape.m, l0.m)
+                n_act = part_len(ni, n_loops, shape.n, l0.n)
                 m_round = round_up(m_act, spec.l1_a_align.m_aligned)
                 n_round = round_up(n_act, spec.l1_b_align.n_aligned)
                 layout_in_l0c = zN.make_layout_in_l0c(m_round, n_round)
@@ -230,7 +205,7 @@ class _SingleCoreSplitkBlock:
                     ctx.wait_flag(HardEvent.FIX_M, self.l0c_event[cid])
                 l0a_id = l0b_id = 0
                 for ki in range(k_loops):
-                    k_act = l0.k if ki < k_loops - 1 else shape.k - ki * l0.k
+                    k_act = part_len(ki, k_loops, shape.k, l0.k)
                     l0a = self.l0a[l0a_id]
                     ctx.wait_flag(HardEvent.M_MTE1, self.l0a_event[l0a_id])
                     if wait_a and ki == 0:
@@ -259,20 +234,13 @@ class _SingleCoreSplitkBlock:
                     l0b_id = (l0b_id + 1) % p.L0AB_STAGES
                     ctx.set_flag(HardEvent.M_MTE1, self.l0a_event[l0a_id])
                     l0a_id = (l0a_id + 1) % p.L0AB_STAGES
-                layout_block = layout_c.get_tile_layout(m_act, n_act)
-                gm_tile_c = gm_block_c[layout_c.offset(mi * l0.m, ni * l0.n)]
-                if not unit_flag:
-                    ctx.set_flag(HardEvent.M_FIX, self.l0c_event[cid])
-                    ctx.wait_flag(HardEvent.M_FIX, self.l0c_event[cid])
-                    spec.tile_copy.copy_l0c_to_gm(gm_tile_c, self.l0c[cid], layout_block, layout_in_l0c)
-                    ctx.set_flag(HardEvent.FIX_M, self.l0c_event[cid])
-                else:
-                    spec.tile_copy.copy_l0c_to_gm(gm_tile_c, self.l0c[cid], layout_block, layout_in_l0c, 0b11)
+                self.store_l0c(gm_block_c[layout_c.offset(mi * l0.m, ni * l0.n)], self.l0c[cid],
+                               layout_c.get_tile_layout(m_act, n_act), layout_in_l0c, self.l0c_event[cid])
                 self.l0c_list_id = (cid + 1) % p.l0c_stages
         if need_load_next_a and p.l1a_stages == 1:
-            self._load_a(a_next, gm_next_block_a, layout_a, nxt)
+            self.load_l1_a(a_next, gm_next_block_a, layout_a, nxt.m, nxt.k)
         if need_load_next_b and p.l1b_stages == 1:
-            self._load_b(b_next, gm_next_block_b, layout_b, nxt)
+            self.load_l1_b(b_next, gm_next_block_b, layout_b, nxt.k, nxt.n)
         self.pre_loaded_a = need_load_next_a
         self.pre_loaded_b = need_load_next_b
         if need_load_next_a:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm.block._base import BlockMmadSpec
+from catlass_py.gemm.block._instance import PingpongStagesInstance, part_len
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_down, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2Streamk
 from catlass_py.gemm.gemm_type import GemmType
@@ -40,20 +41,13 @@ class BlockMmadStreamk(BlockMmadSpec):
         super().__init__(policy, *args)
         what = self.describe_short(policy)
         stages = self.stages = policy.STAGES
-        arch, l1, l0 = self.arch, self.l1_tile_shape, self.l0_tile_shape
+        arch, l1 = self.arch, self.l1_tile_shape
         self._budget(what, "L1 (A + B tiles) x stages", (self.l1a_tile_size + self.l1b_tile_size) * stages,
                      arch.l1_size, "L1A_SIZE * STAGES + L1B_SIZE * STAGES <= L1_SIZE")
-        self._budget(what, "L0A tiles", self.l0a_tile_size * stages, arch.l0a_size,
-                     "L0A_TILE_SIZE * STAGES <= L0A_SIZE")
-        self._budget(what, "L0B tiles", self.l0b_tile_size * stages, arch.l0b_size,
-                     "L0B_TILE_SIZE * STAGES <= L0B_SIZE")
-        self.l0c_tile_size = self.element_accumulator.nbytes(l0.m * l0.n)
-        self._budget(what, "L0C tile", self.l0c_tile_size, arch.l0c_size, "L0C_TILE_SIZE <= L0C_SIZE")
+        self._check_l0_stages(what, stages)
         if self.element_accumulator != dt.FLOAT32:
             raise ConfigError(f"{what}: stream-K partial sums are stored as float; the accumulator is "
                               f"{self.element_accumulator}")
-        self.l0a_pingpong_size = arch.l0a_size // stages
-        self.l0b_pingpong_size = arch.l0b_size // stages
         c0a, c0b = self.element_a.c0, self.element_b.c0
         k_max = min(self.l0a_pingpong_size // self.element_a.nbytes(1) // l1.m // c0a * c0a,
                     self.l0b_pingpong_size // self.element_b.nbytes(1) // l1.n // c0b * c0b)
@@ -69,64 +63,13 @@ class BlockMmadStreamk(BlockMmadSpec):
         return _StreamkBlock(self, resource, l1_buf_addr_start)
 
 
-class _StreamkBlock:
-    """One cube core's instance of :class:`BlockMmadStreamk`."""
+class _StreamkBlock(PingpongStagesInstance):
+    """One cube core's instance of :class:`BlockMmadStreamk` (buffers and events of
+    :class:`PingpongStagesInstance`)."""
 
-    def __init__(self, spec: BlockMmadStreamk, resource, l1_buf_addr_start: int = 0):
-        self.spec = spec
-        self.ctx = ctx = resource.ctx
-        s = spec.stages
-        ea, eb = spec.element_a, spec.element_b
-        l1b_off = l1_buf_addr_start + spec.l1a_tile_size * s
-        self.l1a = [resource.l1_buf.get_buffer_by_byte(ea, l1_buf_addr_start + spec.l1a_tile_size * i)
-                    for i in range(s)]
-        self.l1b = [resource.l1_buf.get_buffer_by_byte(eb, l1b_off + spec.l1b_tile_size * i) for i in range(s)]
-        self.l0a = [resource.l0a_buf.get_buffer_by_byte(ea, spec.l0a_pingpong_size * i) for i in range(s)]
-        self.l0b = [resource.l0b_buf.get_buffer_by_byte(eb, spec.l0b_pingpong_size * i) for i in range(s)]
-        self.l0c = resource.l0c_buf.get_buffer_by_byte(spec.element_accumulator, 0)
-        self.l1a_event = list(range(s))
-        self.l1b_event = [i + s for i in range(s)]
-        self.l0a_event = list(range(s))
-        self.l0b_event = [i + s for i in range(s)]
-        for i in range(s):
-            ctx.set_flag(HardEvent.MTE1_MTE2, self.l1a_event[i])
-            ctx.set_flag(HardEvent.MTE1_MTE2, self.l1b_event[i])
-            ctx.set_flag(HardEvent.M_MTE1, self.l0a_event[i])
-            ctx.set_flag(HardEvent.M_MTE1, self.l0b_event[i])
-        if not spec.policy.enable_unit_flag:
-            ctx.set_flag(HardEvent.FIX_M, 0)
-        self.l1_list_id = 0
-
-    def close(self) -> None:
-        """The C++ destructor: wait for every buffer-free event."""
-        ctx = self.ctx
-        for i in range(self.spec.stages):
-            ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1a_event[i])
-            ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1b_event[i])
-            ctx.wait_flag(HardEvent.M_MTE1, self.l0a_event[i])
-            ctx.wait_flag(HardEvent.M_MTE1, self.l0b_event[i])
-        if not self.spec.policy.enable_unit_flag:
-            ctx.wait_flag(HardEvent.FIX_M, 0)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self.close()
-        return False
-
-    def synchronize_block(self) -> None:
-        """Nothing is pending in a synchronous block."""
-
-    def _load(self, lid, gm_a, layout_a, gm_b, layout_b, m, n, k_actual) -> None:
-        spec, ctx = self.spec, self.ctx
-        ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1a_event[lid])
-        spec.tile_copy.copy_gm_to_l1_a(self.l1a[lid], gm_a, spec.l1a_layout, layout_a.get_tile_layout(m, k_actual))
-        ctx.set_flag(HardEvent.MTE2_MTE1, self.l1a_event[lid])
-        ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1b_event[lid])
-        spec.tile_copy.copy_gm_to_l1_b(self.l1b[lid], gm_b, spec.l1b_layout, layout_b.get_tile_layout(k_actual, n))
-        ctx.set_flag(HardEvent.MTE2_MTE1, self.l1b_event[lid])
+    def uses_accumulator_event(self) -> bool:
+        """With the unit flag the C++ neither sets nor waits FIX_M 0."""
+        return not self.spec.policy.enable_unit_flag
 
     def __call__(self, gm_block_a, layout_a, gm_block_b, layout_b, gm_block_c, layout_c, gm_w, layout_w,
                  gm_next_block_a, gm_next_block_b, actual_shape, actual_shape_next, is_first_block: bool,
@@ -149,43 +92,35 @@ class _StreamkBlock:
         start = ctx.block_idx if spec.policy.enable_shuffle_k else 0
         first = start % k_tiles
         last = (start + k_tiles - 1) % k_tiles
-        k_actual = l1.k if first < k_tiles - 1 else k - first * l1.k
+        k_actual = part_len(first, k_tiles, k, l1.k)
         for k_loop in range(k_tiles):
             t = (start + k_loop) % k_tiles
             if t == first and is_first_block:
-                self._load(self.l1_list_id, gm_block_a[layout_a.offset(0, t * l1.k)], layout_a,
-                           gm_block_b[layout_b.offset(t * l1.k, 0)], layout_b, m, n, k_actual)
+                self.load_l1(self.l1_list_id, gm_block_a[layout_a.offset(0, t * l1.k)], layout_a,
+                             gm_block_b[layout_b.offset(t * l1.k, 0)], layout_b, m, n, k_actual)
             lid_next = (self.l1_list_id + 1) % stages
             k_actual_next = 0
             if t != last:
                 t_next = (start + k_loop + 1) % k_tiles
-                k_actual_next = l1.k if t_next < k_tiles - 1 else k - t_next * l1.k
-                self._load(lid_next, gm_block_a[layout_a.offset(0, t_next * l1.k)], layout_a,
-                           gm_block_b[layout_b.offset(t_next * l1.k, 0)], layout_b, m, n, k_actual_next)
+                k_actual_next = part_len(t_next, k_tiles, k, l1.k)
+                self.load_l1(lid_next, gm_block_a[layout_a.offset(0, t_next * l1.k)], layout_a,
+                             gm_block_b[layout_b.offset(t_next * l1.k, 0)], layout_b, m, n, k_actual_next)
             if t == last and has_next_block:
                 mn, nn, kn = GemmCoord(*actual_shape_next)
                 tiles_next = ceil_div(kn, l1.k)
                 first_next = start % tiles_next
-                k_actual_next = l1.k if first_next < tiles_next - 1 else kn - first_next * l1.k
-                self._load(lid_next, gm_next_block_a[layout_a.offset(0, first_next * l1.k)], layout_a,
-                           gm_next_block_b[layout_b.offset(first_next * l1.k, 0)], layout_b, mn, nn, k_actual_next)
+                k_actual_next = part_len(first_next, tiles_next, kn, l1.k)
+                self.load_l1(lid_next, gm_next_block_a[layout_a.offset(0, first_next * l1.k)], layout_a,
+                             gm_next_block_b[layout_b.offset(first_next * l1.k, 0)], layout_b, mn, nn,
+                             k_actual_next)
             self._compute(self.l1_list_id, k_actual, m_round, n_round, layout_in_l0c, k_loop == 0,
                           k_loop == k_tiles - 1)
             self.l1_list_id = lid_next
             k_actual = k_actual_next
-        layout_block = layout_c.get_tile_layout(m, n)
-        if not unit_flag:
-            ctx.set_flag(HardEvent.M_FIX, 0)
-            ctx.wait_flag(HardEvent.M_FIX, 0)
-            if is_sk_block:
-                spec.copy_l0c_to_gm_streamk_block(gm_w, self.l0c, layout_w, layout_in_l0c)
-            else:
-                spec.tile_copy.copy_l0c_to_gm(gm_block_c, self.l0c, layout_block, layout_in_l0c)
-            ctx.set_flag(HardEvent.FIX_M, 0)
-        elif is_sk_block:
-            spec.copy_l0c_to_gm_streamk_block(gm_w, self.l0c, layout_w, layout_in_l0c, 0b11)
+        if is_sk_block:
+            self.store_l0c(gm_w, self.l0c, layout_w, layout_in_l0c, copy=spec.copy_l0c_to_gm_streamk_block)
         else:
-            spec.tile_copy.copy_l0c_to_gm(gm_block_c, self.l0c, layout_block, layout_in_l0c, 0b11)
+            self.store_l0c(gm_block_c, self.l0c, layout_c.get_tile_layout(m, n), layout_in_l0c)
 
     def _compute(self, lid, k_actual, m_round, n_round, layout_in_l0c, first_tile, last_tile) -> None:
         spec, ctx = self.spec, self.ctx
@@ -194,7 +129,7 @@ class _StreamkBlock:
         l0a_id = l0b_id = 0
         l1a, l1b = self.l1a[lid], self.l1b[lid]
         for ki in range(parts):
-            k_part = k_max if ki < parts - 1 else k_actual - ki * k_max
+            k_part = part_len(ki, parts, k_actual, k_max)
             l0a = self.l0a[l0a_id]
             ctx.wait_flag(HardEvent.M_MTE1, self.l0a_event[l0a_id])
             if ki == 0:

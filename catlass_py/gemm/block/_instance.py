@@ -1,0 +1,199 @@
+"""What the per-core BlockMmad objects share (the bodies of CATLASS ``gemm/block/block_mmad_*.hpp``).
+
+* :func:`carve_stages`: the constructors' loops ``buf.GetBufferByByte<T>(start + SIZE * i)``;
+* :class:`BlockMmadInstance`: GM -> L1 loads of one stage, the "L1 tile -> L0A/L0B -> Mmad" loop of the
+  Pingpong-family blocks with its event flags, and the L0C -> GM fixpipe store;
+* :class:`PingpongStagesInstance`: the constructor and destructor of the blocks with ``STAGES`` L1 and L0
+  stages and one accumulator (Pingpong, PingpongBias, Preload, Streamk).
+
+Each block keeps its own K-tile walk, its own event ids beyond these and its ``operator()`` signature in its
+own module; these pieces issue exactly the instructions and flags the blocks issued inline before.
+"""
+
+from __future__ import annotations
+
+from catlass_py.arch.pipes import HardEvent
+from catlass_py.gemm.coord import ceil_div
+from catlass_py.lifetime import CloseOnExit
+
+
+def carve_stages(buf, element, first_byte: int, stage_bytes: int, stages: int) -> list:
+    """``stages`` tensors of ``element`` in the local buffer ``buf``, ``stage_bytes`` apart from ``first_byte``."""
+    return [buf.get_buffer_by_byte(element, first_byte + stage_bytes * i) for i in range(stages)]
+
+
+def part_len(i: int, parts: int, total: int, part: int) -> int:
+    """Length of part ``i`` of ``total`` cut into ``parts`` parts of ``part``: the last one takes the rest
+    (CATLASS's ``(i < parts - 1) ? part : total - i * part``)."""
+    return part if i < parts - 1 else total - i * part
+
+
+class BlockMmadInstance(CloseOnExit):
+    """Base of one cube core's BlockMmad object.
+
+    A subclass sets ``spec`` and ``ctx`` and the stage lists it uses: ``l1a``/``l1b`` with ``l1a_event``/
+    ``l1b_event``; for :meth:`mmad_l1_tile` also ``l0a``/``l0b``, ``l0a_event``/``l0b_event``,
+    ``l0a_stages``/``l0b_stages`` and the rotating ``l0a_list_id``/``l0b_list_id``.
+    """
+
+    def synchronize_block(self) -> None:
+        """Nothing is pending in a synchronous block (present so kernels can call it uniformly)."""
+
+    # -- GM -> L1 --------------------------------------------------------------------------------
+    def load_l1_a(self, lid: int, gm_a, layout_a, m: int, k: int) -> None:
+        """Copy the m x k tile of A at ``gm_a`` into L1 A stage ``lid`` once that stage is free
+        (MTE1_MTE2), then mark it loaded (MTE2_MTE1)."""
+        spec, ctx = self.spec, self.ctx
+        ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1a_event[lid])
+        spec.tile_copy.copy_gm_to_l1_a(self.l1a[lid], gm_a, spec.l1a_layout, layout_a.get_tile_layout(m, k))
+        ctx.set_flag(HardEvent.MTE2_MTE1, self.l1a_event[lid])
+
+    def load_l1_b(self, lid: int, gm_b, layout_b, k: int, n: int) -> None:
+        """Copy the k x n tile of B at ``gm_b`` into L1 B stage ``lid`` (same events as :meth:`load_l1_a`)."""
+        spec, ctx = self.spec, self.ctx
+        ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1b_event[lid])
+        spec.tile_copy.copy_gm_to_l1_b(self.l1b[lid], gm_b, spec.l1b_layout, layout_b.get_tile_layout(k, n))
+        ctx.set_flag(HardEvent.MTE2_MTE1, self.l1b_event[lid])
+
+    def load_l1(self, lid: int, gm_a, layout_a, gm_b, layout_b, m: int, n: int, k: int) -> None:
+        """One K tile of A (m x k), then of B (k x n), into L1 stage ``lid``."""
+        self.load_l1_a(lid, gm_a, layout_a, m, k)
+        self.load_l1_b(lid, gm_b, layout_b, k, n)
+
+    # -- L1 -> L0A/L0B -> Mmad ---------------------------------------------------------------------
+    def mmad_l1_tile(self, lid: int, k_actual: int, m_round: int, n_round: int, l0c, layout_c_in_l0,
+                     first_k_tile: bool, last_k_tile: bool) -> None:
+        """Multiply the K tile in L1 stage ``lid`` into ``l0c`` (CATLASS ``L1TileMmad`` / the body of the K loop).
+
+        For each L0 M part and K part, L1 A -> the next L0A stage; inside, for each N part, L1 B -> the next
+        L0B stage and one Mmad. The L1 stage is awaited (MTE2_MTE1) before its first L1 -> L0 copy and freed
+        (MTE1_MTE2) after its last; each L0 stage is awaited (M_MTE1) before it is written and freed after
+        its Mmad. The accumulator starts from zero on the first K part of the block (``first_k_tile``); with
+        the unit flag, the last Mmad of the block (``last_k_tile``) closes it (0b11, else 0b10).
+        """
+        spec, ctx = self.spec, self.ctx
+        l0 = spec.l0_tile_shape
+        l1a, l1b = self.l1a[lid], self.l1b[lid]
+        unit_flag = spec.policy.enable_unit_flag
+        m_loops = ceil_div(m_round, l0.m)
+        n_loops = ceil_div(n_round, l0.n)
+        k_loops = ceil_div(k_actual, l0.k)
+        for mi in range(m_loops):
+            m_part = part_len(mi, m_loops, m_round, l0.m)
+            for ki in range(k_loops):
+                k_part = part_len(ki, k_loops, k_actual, l0.k)
+                l0a = self.l0a[self.l0a_list_id]
+                ctx.wait_flag(HardEvent.M_MTE1, self.l0a_event[self.l0a_list_id])
+                if mi == 0 and ki == 0:
+                    ctx.wait_flag(HardEvent.MTE2_MTE1, self.l1a_event[lid])
+                spec.tile_copy.copy_l1_to_l0a(l0a, l1a[spec.l1a_layout.offset(mi * l0.m, ki * l0.k)],
+                                              spec.layout_a_in_l0.make_layout(spec.element_a, m_part, k_part),
+                                              spec.l1a_layout)
+                if mi == m_loops - 1 and ki == k_loops - 1:
+                    ctx.set_flag(HardEvent.MTE1_MTE2, self.l1a_event[lid])
+                for ni in range(n_loops):
+                    n_part = part_len(ni, n_loops, n_round, l0.n)
+                    l0b = self.l0b[self.l0b_list_id]
+                    ctx.wait_flag(HardEvent.M_MTE1, self.l0b_event[self.l0b_list_id])
+                    if ki == 0 and ni == 0:
+                        ctx.wait_flag(HardEvent.MTE2_MTE1, self.l1b_event[lid])
+                    spec.tile_copy.copy_l1_to_l0b(l0b, l1b[spec.l1b_layout.offset(ki * l0.k, ni * l0.n)],
+                                                  spec.layout_b_in_l0.make_layout(spec.element_b, k_part, n_part),
+                                                  spec.l1b_layout)
+                    if ki == k_loops - 1 and ni == n_loops - 1:
+                        ctx.set_flag(HardEvent.MTE1_MTE2, self.l1b_event[lid])
+                    init_c = first_k_tile and ki == 0
+                    if init_c:
+                        self.before_first_mmad(ni, n_loops, n_part)
+                    ctx.set_flag(HardEvent.MTE1_M, 0)
+                    l0c_tile = l0c[layout_c_in_l0.offset(mi * l0.m, ni * l0.n)]
+                    ctx.wait_flag(HardEvent.MTE1_M, 0)
+                    flag = 0
+                    if unit_flag:
+                        last = last_k_tile and mi == m_loops - 1 and ki == k_loops - 1 and ni == n_loops - 1
+                        flag = 0b11 if last else 0b10
+                    self.mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, flag)
+                    ctx.set_flag(HardEvent.M_MTE1, self.l0b_event[self.l0b_list_id])
+                    self.l0b_list_id = (self.l0b_list_id + 1) % self.l0b_stages
+                ctx.set_flag(HardEvent.M_MTE1, self.l0a_event[self.l0a_list_id])
+                self.l0a_list_id = (self.l0a_list_id + 1) % self.l0a_stages
+
+    def before_first_mmad(self, ni: int, n_loops: int, n_part: int) -> None:
+        """Hook of :meth:`mmad_l1_tile`, before each Mmad that starts the accumulator (N part ``ni``):
+        nothing here; the bias block moves the N part's bias to BT."""
+
+    def mmad(self, l0c_tile, l0a, l0b, m_part: int, n_part: int, k_part: int, init_c: bool, unit_flag: int) -> None:
+        """Hook of :meth:`mmad_l1_tile`: one ``TileMmad`` (the bias block starts the accumulator from BT)."""
+        self.spec.tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, unit_flag)
+
+    # -- L0C -> GM ---------------------------------------------------------------------------------
+    def store_l0c(self, gm_c, l0c, layout_c, layout_c_in_l0, event_id: int = 0, copy=None) -> None:
+        """Fixpipe ``l0c`` to ``gm_c`` with ``copy`` (default: the TileCopy's ``copy_l0c_to_gm``). Without the
+        unit flag the store waits for the Mmads (M_FIX) and frees the accumulator after it (FIX_M,
+        ``event_id``); with it, the unit flag (0b11) orders the two and no event is used."""
+        if copy is None:
+            copy = self.spec.tile_copy.copy_l0c_to_gm
+        if not self.spec.policy.enable_unit_flag:
+            ctx = self.ctx
+            ctx.set_flag(HardEvent.M_FIX, event_id)
+            ctx.wait_flag(HardEvent.M_FIX, event_id)
+            copy(gm_c, l0c, layout_c, layout_c_in_l0)
+            ctx.set_flag(HardEvent.FIX_M, event_id)
+        else:
+            copy(gm_c, l0c, layout_c, layout_c_in_l0, 0b11)
+
+
+class PingpongStagesInstance(BlockMmadInstance):
+    """Constructor and destructor of the blocks with ``STAGES`` L1 and L0 stages and one accumulator
+    (Pingpong, PingpongBias, Preload, Streamk).
+
+    Buffers: from ``l1_buf_addr_start`` every L1 A stage, then every L1 B stage (tile size apart); L0A and L0B
+    cut into ``STAGES`` equal parts; L0C from byte 0. Event ids: L1 A stage i -> i, L1 B stage i ->
+    ``STAGES + i`` (MTE1_MTE2 / MTE2_MTE1); L0A i -> i, L0B i -> ``STAGES + i`` (M_MTE1); the accumulator 0
+    (FIX_M). Each buffer-free event is set here, stage by stage (L1 A, L1 B, L0A, L0B) and then the
+    accumulator's, and waited in the same order by :meth:`close`.
+    """
+
+    def uses_accumulator_event(self) -> bool:
+        """Whether the accumulator-free event FIX_M 0 is set and waited (the stream-K block skips it with the
+        unit flag)."""
+        return True
+
+    def __init__(self, spec, resource, l1_buf_addr_start: int = 0):
+        self.spec = spec
+        self.ctx = ctx = resource.ctx
+        s = spec.stages
+        ea, eb = spec.element_a, spec.element_b
+        l1b_off = l1_buf_addr_start + spec.l1a_tile_size * s
+        self.l1a = carve_stages(resource.l1_buf, ea, l1_buf_addr_start, spec.l1a_tile_size, s)
+        self.l1b = carve_stages(resource.l1_buf, eb, l1b_off, spec.l1b_tile_size, s)
+        self.l0a = carve_stages(resource.l0a_buf, ea, 0, spec.l0a_pingpong_size, s)
+        self.l0b = carve_stages(resource.l0b_buf, eb, 0, spec.l0b_pingpong_size, s)
+        self.l0c = resource.l0c_buf.get_buffer_by_byte(spec.element_accumulator, 0)
+        self.l1a_event = list(range(s))
+        self.l1b_event = [i + s for i in range(s)]
+        self.l0a_event = list(range(s))
+        self.l0b_event = [i + s for i in range(s)]
+        for i in range(s):
+            ctx.set_flag(HardEvent.MTE1_MTE2, self.l1a_event[i])
+            ctx.set_flag(HardEvent.MTE1_MTE2, self.l1b_event[i])
+            ctx.set_flag(HardEvent.M_MTE1, self.l0a_event[i])
+            ctx.set_flag(HardEvent.M_MTE1, self.l0b_event[i])
+        if self.uses_accumulator_event():
+            ctx.set_flag(HardEvent.FIX_M, 0)
+        self.l0a_stages = self.l0b_stages = s
+        self.l1_list_id = self.l0a_list_id = self.l0b_list_id = 0
+
+    def close(self) -> None:
+        """The C++ destructor: wait for every buffer-free event."""
+        ctx = self.ctx
+        for i in range(self.spec.stages):
+            ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1a_event[i])
+            ctx.wait_flag(HardEvent.MTE1_MTE2, self.l1b_event[i])
+            ctx.wait_flag(HardEvent.M_MTE1, self.l0a_event[i])
+            ctx.wait_flag(HardEvent.M_MTE1, self.l0b_event[i])
+        if self.uses_accumulator_event():
+            ctx.wait_flag(HardEvent.FIX_M, 0)
+
+
+__all__ = ["BlockMmadInstance", "PingpongStagesInstance", "carve_stages", "part_len"]
