@@ -60,6 +60,15 @@ class BlockMmadInstance(CloseOnExit):
         self.load_l1_a(lid, gm_a, layout_a, m, k)
         self.load_l1_b(lid, gm_b, layout_b, k, n)
 
+    def load_k_tile(self, lid: int, gm_a, layout_a, gm_b, layout_b, m: int, n: int, k: int, t: int) -> int:
+        """Load K tile ``t`` (``L1.K`` long, the last one shorter) of the m x k block of A at ``gm_a`` and the
+        k x n block of B at ``gm_b`` into L1 stage ``lid``; return the tile's length."""
+        l1k = self.spec.l1_tile_shape.k
+        k_actual = part_len(t, ceil_div(k, l1k), k, l1k)
+        self.load_l1(lid, gm_a[layout_a.offset(0, t * l1k)], layout_a, gm_b[layout_b.offset(t * l1k, 0)], layout_b,
+                     m, n, k_actual)
+        return k_actual
+
     # -- L1 -> L0A/L0B -> Mmad ---------------------------------------------------------------------
     def mmad_l1_tile(self, lid: int, k_actual: int, m_round: int, n_round: int, l0c, layout_c_in_l0,
                      first_k_tile: bool, last_k_tile: bool) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm.block._base import BlockMmadSpec
-from catlass_py.gemm.block._instance import PingpongStagesInstance, part_len
+from catlass_py.gemm.block._instance import PingpongStagesInstance
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2Pingpong
 from catlass_py.layout import zN
@@ -73,10 +73,7 @@ class _PingpongBlock(PingpongStagesInstance):
             next_id = (self.l1_list_id + 1) % stages
             k_actual_next = 0
             if k_loop < k_tiles - 1:
-                k_next = k_loop + 1
-                k_actual_next = part_len(k_next, k_tiles, k, l1.k)
-                self.load_l1(next_id, gm_a[layout_a.offset(0, k_next * l1.k)], layout_a,
-                             gm_b[layout_b.offset(k_next * l1.k, 0)], layout_b, m, n, k_actual_next)
+                k_actual_next = self.load_k_tile(next_id, gm_a, layout_a, gm_b, layout_b, m, n, k, k_loop + 1)
             self.mmad_l1_tile(self.l1_list_id, k_actual, m_round, n_round, self.l0c, layout_c_in_l0,
                               k_loop == 0, k_loop == k_tiles - 1)
             self.l1_list_id = next_id

@@ -86,20 +86,15 @@ class _PreloadBlock(PingpongStagesInstance):
         for k_loop in range(k_tiles):
             t = (start + k_loop) % k_tiles
             if t == first and is_first_block:
-                self.load_l1(self.l1_list_id, gm_block_a[layout_a.offset(0, t * l1.k)], layout_a,
-                             gm_block_b[layout_b.offset(t * l1.k, 0)], layout_b, m, n, k_actual)
+                self.load_k_tile(self.l1_list_id, gm_block_a, layout_a, gm_block_b, layout_b, m, n, k, t)
             next_id = (self.l1_list_id + 1) % stages
             k_actual_next = 0
             if t != last:
-                t_next = (start + k_loop + 1) % k_tiles
-                k_actual_next = part_len(t_next, k_tiles, k, l1.k)
-                self.load_l1(next_id, gm_block_a[layout_a.offset(0, t_next * l1.k)], layout_a,
-                             gm_block_b[layout_b.offset(t_next * l1.k, 0)], layout_b, m, n, k_actual_next)
+                k_actual_next = self.load_k_tile(next_id, gm_block_a, layout_a, gm_block_b, layout_b, m, n, k,
+                                                 (start + k_loop + 1) % k_tiles)
             if t == last and has_next_block:
-                k_actual_next = part_len(first_next, k_tiles_next, k_next, l1.k)
-                self.load_l1(next_id, gm_next_block_a[layout_a.offset(0, first_next * l1.k)], layout_a,
-                             gm_next_block_b[layout_b.offset(first_next * l1.k, 0)], layout_b, m_next, n_next,
-                             k_actual_next)
+                k_actual_next = self.load_k_tile(next_id, gm_next_block_a, layout_a, gm_next_block_b, layout_b,
+                                                 m_next, n_next, k_next, first_next)
             # CATLASS keeps the L0 stage ids as locals of the K-tile body here (unlike Pingpong): they restart
             # at 0 for every K tile.
             self.l0a_list_id = self.l0b_list_id = 0

@@ -29,7 +29,7 @@ from typing import Any, Callable
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm.block._base import BlockMmadSpec
-from catlass_py.gemm.block._instance import BlockMmadInstance, carve_stages, part_len
+from catlass_py.gemm.block._instance import BlockMmadInstance, carve_stages
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2PreloadAsync
 from catlass_py.layout import zN
@@ -171,10 +171,8 @@ class _PreloadAsyncBlock(BlockMmadInstance):
             t = start + k_loop
             if t >= k_tiles:
                 t -= k_tiles
-            k_actual = part_len(t, k_tiles, k, l1.k)
             lid = self.l1_list_id
-            self.load_l1(lid, gm_block_a[layout_a.offset(0, t * l1.k)], layout_a,
-                         gm_block_b[layout_b.offset(t * l1.k, 0)], layout_b, m, n, k_actual)
+            k_actual = self.load_k_tile(lid, gm_block_a, layout_a, gm_block_b, layout_b, m, n, k, t)
             if len(self.queue) == p.preload_stages:
                 self._l1_tile_mmad(self.queue.popleft())
             last = k_loop == k_tiles - 1

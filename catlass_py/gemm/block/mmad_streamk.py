@@ -96,23 +96,16 @@ class _StreamkBlock(PingpongStagesInstance):
         for k_loop in range(k_tiles):
             t = (start + k_loop) % k_tiles
             if t == first and is_first_block:
-                self.load_l1(self.l1_list_id, gm_block_a[layout_a.offset(0, t * l1.k)], layout_a,
-                             gm_block_b[layout_b.offset(t * l1.k, 0)], layout_b, m, n, k_actual)
+                self.load_k_tile(self.l1_list_id, gm_block_a, layout_a, gm_block_b, layout_b, m, n, k, t)
             lid_next = (self.l1_list_id + 1) % stages
             k_actual_next = 0
             if t != last:
-                t_next = (start + k_loop + 1) % k_tiles
-                k_actual_next = part_len(t_next, k_tiles, k, l1.k)
-                self.load_l1(lid_next, gm_block_a[layout_a.offset(0, t_next * l1.k)], layout_a,
-                             gm_block_b[layout_b.offset(t_next * l1.k, 0)], layout_b, m, n, k_actual_next)
+                k_actual_next = self.load_k_tile(lid_next, gm_block_a, layout_a, gm_block_b, layout_b, m, n, k,
+                                                 (start + k_loop + 1) % k_tiles)
             if t == last and has_next_block:
                 mn, nn, kn = GemmCoord(*actual_shape_next)
-                tiles_next = ceil_div(kn, l1.k)
-                first_next = start % tiles_next
-                k_actual_next = part_len(first_next, tiles_next, kn, l1.k)
-                self.load_l1(lid_next, gm_next_block_a[layout_a.offset(0, first_next * l1.k)], layout_a,
-                             gm_next_block_b[layout_b.offset(first_next * l1.k, 0)], layout_b, mn, nn,
-                             k_actual_next)
+                k_actual_next = self.load_k_tile(lid_next, gm_next_block_a, layout_a, gm_next_block_b, layout_b,
+                                                 mn, nn, kn, start % ceil_div(kn, l1.k))
             self._compute(self.l1_list_id, k_actual, m_round, n_round, layout_in_l0c, k_loop == 0,
                           k_loop == k_tiles - 1)
             self.l1_list_id = lid_next
