@@ -13,8 +13,8 @@ from typing import Any
 
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
-from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
-from catlass_py.kernel._common import check_block_mmad, check_no_epilogue, check_scheduler
+from catlass_py.gemm.coord import GemmCoord, MatrixCoord
+from catlass_py.kernel._common import MatmulKernelBase, block_count, offset_a, offset_b, offset_c, operand_layouts
 
 
 @dataclass(frozen=True)
@@ -45,49 +45,24 @@ class BatchedMatmulParams:
     stride_c: int
 
 
-class BatchedMatmul:
+class BatchedMatmul(MatmulKernelBase):
     """CATLASS ``BatchedMatmul<BlockMmad, BlockEpilogue = void, BlockScheduler>``: a batch of equal-shape
     matmuls with contiguous (``m*k``, ``k*n``, ``m*n``) batch strides. AIC only."""
 
     Arguments = BatchedMatmulArguments
     Params = BatchedMatmulParams
-    aiv = None
-
-    def __init__(self, block_mmad, block_epilogue, block_scheduler):
-        what = type(self).__name__
-        check_block_mmad(what, block_mmad)
-        check_no_epilogue(what, block_epilogue)
-        check_scheduler(what, block_scheduler)
-        self.block_mmad = block_mmad
-        self.block_scheduler = block_scheduler
-        self.arch = block_mmad.arch
-
-    @staticmethod
-    def can_implement(args: BatchedMatmulArguments) -> bool:
-        """CATLASS ``CanImplement``: always true."""
-        return True
-
-    @staticmethod
-    def get_workspace_size(args: BatchedMatmulArguments) -> int:
-        """No workspace."""
-        return 0
 
     def to_underlying_arguments(self, args: BatchedMatmulArguments, workspace=None) -> BatchedMatmulParams:
         """One batch's layouts and the strides ``m*k``, ``k*n``, ``m*n``."""
         m, n, k = args.problem_shape
-        mm = self.block_mmad
-        return BatchedMatmulParams(
-            int(args.batch_count), GemmCoord(m, n, k),
-            args.ptr_a, mm.a_type.layout.make_layout(mm.element_a, m, k), m * k,
-            args.ptr_b, mm.b_type.layout.make_layout(mm.element_b, k, n), k * n,
-            args.ptr_c, mm.c_type.layout.make_layout(mm.element_c, m, n), m * n,
-        )
+        layout_a, layout_b, layout_c = operand_layouts(self.block_mmad, m, n, k)
+        return BatchedMatmulParams(int(args.batch_count), GemmCoord(m, n, k), args.ptr_a, layout_a, m * k,
+                                   args.ptr_b, layout_b, k * n, args.ptr_c, layout_c, m * n)
 
     def total_blocks(self, batch_count: int, problem_shape) -> int:
         """Blocks of all batches (progress reporting)."""
-        l1 = self.block_mmad.l1_tile_shape
         m, n, _ = problem_shape
-        return batch_count * ceil_div(m, l1.m) * ceil_div(n, l1.n)
+        return batch_count * block_count(self.block_mmad.l1_tile_shape, m, n)
 
     def aic(self, ctx, params: BatchedMatmulParams) -> None:
         """The cube-core program (``operator()<AIC>``)."""
@@ -100,9 +75,9 @@ class BatchedMatmul:
                 batch = scheduler.get_batch_idx(loop)
                 bc = scheduler.get_block_coord(loop)
                 actual = scheduler.get_actual_block_shape(bc)
-                off_a = batch * params.stride_a + la.offset(bc.m * l1.m, bc.k * l1.k)
-                off_b = batch * params.stride_b + lb.offset(bc.k * l1.k, bc.n * l1.n)
-                off_c = batch * params.stride_c + lc.offset(bc.m * l1.m, bc.n * l1.n)
+                off_a = batch * params.stride_a + offset_a(la, bc, l1)
+                off_b = batch * params.stride_b + offset_b(lb, bc, l1)
+                off_c = batch * params.stride_c + offset_c(lc, bc, l1)
                 ctx.mark("block", batch=batch, loop=loop, m_idx=bc.m, n_idx=bc.n, rows=actual.m, cols=actual.n,
                          row=bc.m * l1.m, col=bc.n * l1.n)
                 block_mmad(params.ptr_a[off_a], la, params.ptr_b[off_b], lb, params.ptr_c[off_c], lc, actual)

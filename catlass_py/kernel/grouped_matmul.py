@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
-from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
-from catlass_py.kernel._common import check_block_mmad, check_no_epilogue, check_scheduler, start_loop_idx
+from catlass_py.gemm.coord import GemmCoord, MatrixCoord
+from catlass_py.kernel._common import MatmulKernelBase, RoundRobinGroups, block_count, offset_a, offset_b, offset_c
 
 MAX_TENSOR_COUNT = 256
 
@@ -53,33 +53,18 @@ class GroupedMatmulParams:
     layouts_c: tuple
 
 
-class GroupedMatmul:
+class GroupedMatmul(MatmulKernelBase):
     """CATLASS ``GroupedMatmul<BlockMmad, BlockEpilogue = void, BlockScheduler>``: up to 256 matmuls of any
     shapes in one launch. AIC only."""
 
     Arguments = GroupedMatmulArguments
     Params = GroupedMatmulParams
     MAX_TENSOR_COUNT = MAX_TENSOR_COUNT
-    aiv = None
-
-    def __init__(self, block_mmad, block_epilogue, block_scheduler):
-        what = type(self).__name__
-        check_block_mmad(what, block_mmad)
-        check_no_epilogue(what, block_epilogue)
-        check_scheduler(what, block_scheduler)
-        self.block_mmad = block_mmad
-        self.block_scheduler = block_scheduler
-        self.arch = block_mmad.arch
 
     @staticmethod
     def can_implement(args: GroupedMatmulArguments) -> bool:
         """CATLASS ``CanImplement``: false for more than ``MAX_TENSOR_COUNT`` (256) groups."""
         return int(args.problem_count) <= MAX_TENSOR_COUNT
-
-    @staticmethod
-    def get_workspace_size(args: GroupedMatmulArguments) -> int:
-        """No workspace."""
-        return 0
 
     @staticmethod
     def to_underlying_arguments(args: GroupedMatmulArguments, workspace=None) -> GroupedMatmulParams:
@@ -94,26 +79,22 @@ class GroupedMatmul:
     def total_blocks(self, problem_shapes) -> int:
         """Blocks of all groups (progress reporting)."""
         l1 = self.block_mmad.l1_tile_shape
-        return sum(ceil_div(m, l1.m) * ceil_div(n, l1.n) for m, n, _ in problem_shapes)
+        return sum(block_count(l1, m, n) for m, n, _ in problem_shapes)
 
     def aic(self, ctx, params: GroupedMatmulParams) -> None:
         """The cube-core program (``operator()<AIC>``)."""
         l1 = self.block_mmad.l1_tile_shape
-        core_idx, core_num = ctx.block_idx, ctx.block_num
+        deal = RoundRobinGroups(ctx.block_idx, ctx.block_num)
         off_a = off_b = off_c = 0
-        start_core = 0
         with self.block_mmad(ctx.resource) as block_mmad:
             for g in range(params.problem_count):
                 shape = params.problem_shapes[g]
                 layout_a, layout_b, layout_c = params.layouts_a[g], params.layouts_b[g], params.layouts_c[g]
                 scheduler = self.block_scheduler.update(shape, MatrixCoord(l1.m, l1.n))
-                core_loops = scheduler.get_core_loops()
-                for loop in range(start_loop_idx(core_idx, core_num, start_core), core_loops, core_num):
+                for loop in deal.loops(scheduler.get_core_loops()):
                     bc = scheduler.get_block_coord(loop)
                     actual = scheduler.get_actual_block_shape(bc)
-                    oa = layout_a.offset(bc.m * l1.m, bc.k * l1.k)
-                    ob = layout_b.offset(bc.k * l1.k, bc.n * l1.n)
-                    oc = layout_c.offset(bc.m * l1.m, bc.n * l1.n)
+                    oa, ob, oc = offset_a(layout_a, bc, l1), offset_b(layout_b, bc, l1), offset_c(layout_c, bc, l1)
                     ctx.mark("block", group=g, loop=loop, m_idx=bc.m, n_idx=bc.n, rows=actual.m, cols=actual.n,
                              row=bc.m * l1.m, col=bc.n * l1.n)
                     block_mmad(params.ptr_a[off_a + oa], layout_a, params.ptr_b[off_b + ob], layout_b,
@@ -121,6 +102,5 @@ class GroupedMatmul:
                 off_a += shape.m * shape.k
                 off_b += shape.k * shape.n
                 off_c += shape.m * shape.n
-                start_core = (start_core + core_loops) % core_num
             block_mmad.synchronize_block()
             ctx.pipe_barrier(Pipe.ALL)

@@ -20,14 +20,17 @@ from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
-from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
+from catlass_py.gemm.coord import GemmCoord, MatrixCoord
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.kernel._common import (
-    check_block_mmad,
-    check_no_epilogue,
-    check_scheduler,
+    MatmulKernelBase,
+    RoundRobinGroups,
+    block_count,
     get_value,
-    start_loop_idx,
+    offset_a,
+    offset_b,
+    offset_c,
+    operand_layouts,
 )
 from catlass_py.layout import ColumnMajor, RowMajor, VectorLayout
 from catlass_py.numerics import dtypes as dt
@@ -105,7 +108,7 @@ class GroupedMatmulSliceKParams:
     layout_c: Any
 
 
-class GroupedMatmulSliceK:
+class GroupedMatmulSliceK(MatmulKernelBase):
     """CATLASS ``GroupedMatmulSliceK<BlockMmad, BlockEpilogue = void, BlockScheduler, ElementGroupList>``:
     ``C_g = A[:, K_g] @ B[K_g, :]`` for each K slice of the group list; the vector cores zero the C of
     empty slices. LayoutA must be ColumnMajor and LayoutB RowMajor (the group offsets ``m * k_g`` and
@@ -115,10 +118,8 @@ class GroupedMatmulSliceK:
     Params = GroupedMatmulSliceKParams
 
     def __init__(self, block_mmad, block_epilogue, block_scheduler, element_group_list="int64"):
+        super().__init__(block_mmad, block_epilogue, block_scheduler)
         what = type(self).__name__
-        check_block_mmad(what, block_mmad)
-        check_no_epilogue(what, block_epilogue)
-        check_scheduler(what, block_scheduler)
         if block_mmad.a_type.layout is not ColumnMajor or block_mmad.b_type.layout is not RowMajor:
             raise ConfigError(
                 f"{what}: LayoutA must be ColumnMajor and LayoutB RowMajor (groups advance A by m * k_g and B by "
@@ -126,32 +127,15 @@ class GroupedMatmulSliceK:
         egl = dt.get_dtype(element_group_list)
         if egl.kind not in ("int", "uint"):
             raise ConfigError(f"{what}: ElementGroupList must be an integer type, got {egl}")
-        self.block_mmad = block_mmad
-        self.block_scheduler = block_scheduler
         self.element_group_list = egl
-        self.arch = block_mmad.arch
         self.mem_fill = MemFill(self.arch, block_mmad.element_c)  # MemFill0 = MemFill<ArchTag, ElementC>
-
-    @staticmethod
-    def can_implement(args: GroupedMatmulSliceKArguments) -> bool:
-        """CATLASS ``CanImplement``: always true."""
-        return True
-
-    @staticmethod
-    def get_workspace_size(args: GroupedMatmulSliceKArguments) -> int:
-        """No workspace."""
-        return 0
 
     def to_underlying_arguments(self, args: GroupedMatmulSliceKArguments, workspace=None) -> GroupedMatmulSliceKParams:
         """``MakeLayout`` of A (m x K), B (K x n) and C (m x n, one group)."""
         m, n, k = args.problem_shape
-        mm = self.block_mmad
-        return GroupedMatmulSliceKParams(
-            GemmCoord(m, n, k), int(args.problem_count), args.ptr_group_list,
-            args.ptr_a, mm.a_type.layout.make_layout(mm.element_a, m, k),
-            args.ptr_b, mm.b_type.layout.make_layout(mm.element_b, k, n),
-            args.ptr_c, mm.c_type.layout.make_layout(mm.element_c, m, n),
-        )
+        layout_a, layout_b, layout_c = operand_layouts(self.block_mmad, m, n, k)
+        return GroupedMatmulSliceKParams(GemmCoord(m, n, k), int(args.problem_count), args.ptr_group_list,
+                                         args.ptr_a, layout_a, args.ptr_b, layout_b, args.ptr_c, layout_c)
 
     def total_blocks(self, group_list, m: int, n: int) -> int:
         """Blocks of all non-empty groups (progress reporting)."""
@@ -159,7 +143,7 @@ class GroupedMatmulSliceK:
         prev, total = 0, 0
         for v in group_list:
             if int(v) != prev:
-                total += ceil_div(m, l1.m) * ceil_div(n, l1.n)
+                total += block_count(l1, m, n)
             prev = int(v)
         return total
 
@@ -171,10 +155,9 @@ class GroupedMatmulSliceK:
     def aic(self, ctx, params: GroupedMatmulSliceKParams) -> None:
         """The cube-core program (``operator()<AIC>``): the non-empty groups."""
         l1 = self.block_mmad.l1_tile_shape
-        core_idx, core_num = ctx.block_idx, ctx.block_num
         m, n = params.problem_shape.m, params.problem_shape.n
+        deal = RoundRobinGroups(ctx.block_idx, ctx.block_num)
         off_a = off_b = off_c = 0
-        start_core = 0
         with self.block_mmad(ctx.resource) as block_mmad:
             for g in range(params.problem_count):
                 k_g = self._current_k(ctx, params.ptr_group_list, g)
@@ -188,13 +171,10 @@ class GroupedMatmulSliceK:
                 layout_b = params.layout_b.get_tile_layout(k_g, n)
                 layout_c = params.layout_c
                 scheduler = self.block_scheduler.update(shape, MatrixCoord(l1.m, l1.n))
-                core_loops = scheduler.get_core_loops()
-                for loop in range(start_loop_idx(core_idx, core_num, start_core), core_loops, core_num):
+                for loop in deal.loops(scheduler.get_core_loops()):
                     bc = scheduler.get_block_coord(loop)
                     actual = scheduler.get_actual_block_shape(bc)
-                    oa = layout_a.offset(bc.m * l1.m, bc.k * l1.k)
-                    ob = layout_b.offset(bc.k * l1.k, bc.n * l1.n)
-                    oc = layout_c.offset(bc.m * l1.m, bc.n * l1.n)
+                    oa, ob, oc = offset_a(layout_a, bc, l1), offset_b(layout_b, bc, l1), offset_c(layout_c, bc, l1)
                     ctx.mark("block", group=g, loop=loop, m_idx=bc.m, n_idx=bc.n, rows=actual.m, cols=actual.n,
                              row=bc.m * l1.m, col=bc.n * l1.n)
                     block_mmad(params.ptr_a[off_a + oa], layout_a, params.ptr_b[off_b + ob], layout_b,
@@ -202,7 +182,6 @@ class GroupedMatmulSliceK:
                 off_a += m * k_g
                 off_b += k_g * n
                 off_c += m * n
-                start_core = (start_core + core_loops) % core_num
             block_mmad.synchronize_block()
             ctx.pipe_barrier(Pipe.ALL)
 

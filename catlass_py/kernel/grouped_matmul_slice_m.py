@@ -19,13 +19,16 @@ from typing import Any
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
-from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
+from catlass_py.gemm.coord import GemmCoord, MatrixCoord
 from catlass_py.kernel._common import (
-    check_block_mmad,
-    check_no_epilogue,
-    check_scheduler,
+    MatmulKernelBase,
+    RoundRobinGroups,
+    block_count,
     get_value,
-    start_loop_idx,
+    offset_a,
+    offset_b,
+    offset_c,
+    operand_layouts,
 )
 from catlass_py.layout import RowMajor
 from catlass_py.numerics import dtypes as dt
@@ -66,21 +69,18 @@ def group_sizes(values, segmented: bool) -> list[int]:
     return [v - (vals[i - 1] if i else 0) for i, v in enumerate(vals)]
 
 
-class GroupedMatmulSliceM:
+class GroupedMatmulSliceM(MatmulKernelBase):
     """CATLASS ``GroupedMatmulSliceM<BlockMmad, BlockEpilogue = void, BlockScheduler, ElementGroupList>``:
     per group ``C[rows_g] = A[rows_g] @ B_g``, A sliced along M by the group list. AIC only; takes any BlockMmad
     with the (A, B, C, shape) call, and drains an async one with ``SynchronizeBlock`` at the end."""
 
     Arguments = GroupedMatmulSliceMArguments
     Params = GroupedMatmulSliceMParams
-    aiv = None
 
     def __init__(self, block_mmad, block_epilogue, block_scheduler, element_group_list="int64", *,
                  group_list_segmented: bool = False):
+        super().__init__(block_mmad, block_epilogue, block_scheduler)
         what = type(self).__name__
-        check_block_mmad(what, block_mmad)
-        check_no_epilogue(what, block_epilogue)
-        check_scheduler(what, block_scheduler)
         egl = dt.get_dtype(element_group_list)
         if egl.kind not in ("int", "uint"):
             raise ConfigError(f"{what}: ElementGroupList must be an integer type, got {egl}")
@@ -90,37 +90,20 @@ class GroupedMatmulSliceM:
                               f"{block_mmad.a_type.layout.__name__}")
         if not isinstance(group_list_segmented, bool):
             raise ConfigError(f"{what}: group_list_segmented must be a bool, got {group_list_segmented!r}")
-        self.block_mmad = block_mmad
-        self.block_scheduler = block_scheduler
         self.element_group_list = egl
         self.group_list_segmented = group_list_segmented
-        self.arch = block_mmad.arch
-
-    @staticmethod
-    def can_implement(args: GroupedMatmulSliceMArguments) -> bool:
-        """CATLASS ``CanImplement``: always true."""
-        return True
-
-    @staticmethod
-    def get_workspace_size(args: GroupedMatmulSliceMArguments) -> int:
-        """No workspace."""
-        return 0
 
     def to_underlying_arguments(self, args: GroupedMatmulSliceMArguments, workspace=None) -> GroupedMatmulSliceMParams:
         """``MakeLayout`` of A (m x k), B (k x n, one group) and C (m x n)."""
         m, n, k = args.problem_shape
-        mm = self.block_mmad
-        return GroupedMatmulSliceMParams(
-            GemmCoord(m, n, k), int(args.problem_count), args.ptr_group_list,
-            args.ptr_a, mm.a_type.layout.make_layout(mm.element_a, m, k),
-            args.ptr_b, mm.b_type.layout.make_layout(mm.element_b, k, n),
-            args.ptr_c, mm.c_type.layout.make_layout(mm.element_c, m, n),
-        )
+        layout_a, layout_b, layout_c = operand_layouts(self.block_mmad, m, n, k)
+        return GroupedMatmulSliceMParams(GemmCoord(m, n, k), int(args.problem_count), args.ptr_group_list,
+                                         args.ptr_a, layout_a, args.ptr_b, layout_b, args.ptr_c, layout_c)
 
     def total_blocks(self, group_list, n: int) -> int:
         """Blocks of all groups (progress reporting)."""
         l1 = self.block_mmad.l1_tile_shape
-        return sum(ceil_div(mg, l1.m) * ceil_div(n, l1.n) for mg in group_sizes(group_list, self.group_list_segmented))
+        return sum(block_count(l1, mg, n) for mg in group_sizes(group_list, self.group_list_segmented))
 
     def _current_m(self, ctx, gl, g: int) -> int:
         if self.group_list_segmented:
@@ -131,10 +114,9 @@ class GroupedMatmulSliceM:
     def aic(self, ctx, params: GroupedMatmulSliceMParams) -> None:
         """The cube-core program (``operator()<AIC>``)."""
         l1 = self.block_mmad.l1_tile_shape
-        core_idx, core_num = ctx.block_idx, ctx.block_num
         n, k = params.problem_shape.n, params.problem_shape.k
+        deal = RoundRobinGroups(ctx.block_idx, ctx.block_num)
         off_a = off_b = off_c = 0
-        start_core = 0
         row = 0
         with self.block_mmad(ctx.resource) as block_mmad:
             for g in range(params.problem_count):
@@ -146,12 +128,10 @@ class GroupedMatmulSliceM:
                 scheduler = self.block_scheduler.update(shape, MatrixCoord(l1.m, l1.n))
                 core_loops = scheduler.get_core_loops()
                 gm_b = params.ptr_b[off_b]  # (L2 cache hint "disable" for one-block-row groups: timing only)
-                for loop in range(start_loop_idx(core_idx, core_num, start_core), core_loops, core_num):
+                for loop in deal.loops(core_loops):
                     bc = scheduler.get_block_coord(loop)
                     actual = scheduler.get_actual_block_shape(bc)
-                    oa = layout_a.offset(bc.m * l1.m, bc.k * l1.k)
-                    ob = layout_b.offset(bc.k * l1.k, bc.n * l1.n)
-                    oc = layout_c.offset(bc.m * l1.m, bc.n * l1.n)
+                    oa, ob, oc = offset_a(layout_a, bc, l1), offset_b(layout_b, bc, l1), offset_c(layout_c, bc, l1)
                     ctx.mark("block", group=g, loop=loop, m_idx=bc.m, n_idx=bc.n, rows=actual.m, cols=actual.n,
                              row=row + bc.m * l1.m, col=bc.n * l1.n)
                     block_mmad(params.ptr_a[off_a + oa], layout_a, gm_b[ob], layout_b, params.ptr_c[off_c + oc],
@@ -160,6 +140,5 @@ class GroupedMatmulSliceM:
                 off_b += k * n
                 off_c += m_g * n
                 row += m_g
-                start_core = (start_core + core_loops) % core_num
             block_mmad.synchronize_block()
             ctx.pipe_barrier(Pipe.ALL)

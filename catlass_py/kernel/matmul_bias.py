@@ -13,8 +13,8 @@ from typing import Any
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
-from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
-from catlass_py.kernel._common import check_block_mmad, check_no_epilogue, check_scheduler
+from catlass_py.gemm.coord import GemmCoord, MatrixCoord
+from catlass_py.kernel._common import MatmulKernelBase, block_count, offset_a, offset_b, offset_c, operand_layouts
 
 
 @dataclass(frozen=True)
@@ -42,50 +42,25 @@ class MatmulBiasParams:
     ptr_bias: GlobalTensor
 
 
-class MatmulBias:
+class MatmulBias(MatmulKernelBase):
     """CATLASS ``MatmulBias<BlockMmad, BlockEpilogue = void, BlockScheduler>``: C = A @ B + bias (the bias row
     broadcast down the rows), with a ``MmadAtlasA2PingpongBias`` BlockMmad. AIC only."""
 
     Arguments = MatmulBiasArguments
     Params = MatmulBiasParams
-    aiv = None
-
-    def __init__(self, block_mmad, block_epilogue, block_scheduler):
-        what = type(self).__name__
-        check_block_mmad(what, block_mmad, allowed=(BlockMmadPingpongBias,))
-        check_no_epilogue(what, block_epilogue)
-        check_scheduler(what, block_scheduler)
-        self.block_mmad = block_mmad
-        self.block_scheduler = block_scheduler
-        self.arch = block_mmad.arch
-
-    @staticmethod
-    def can_implement(args: MatmulBiasArguments) -> bool:
-        """CATLASS ``CanImplement``: always true."""
-        return True
-
-    @staticmethod
-    def get_workspace_size(args: MatmulBiasArguments) -> int:
-        """No workspace."""
-        return 0
+    block_mmad_types = (BlockMmadPingpongBias,)
 
     def to_underlying_arguments(self, args: MatmulBiasArguments, workspace=None) -> MatmulBiasParams:
         """``MakeLayout`` of A, B and C; the bias pointer as it is."""
         m, n, k = args.problem_shape
-        mm = self.block_mmad
-        return MatmulBiasParams(
-            GemmCoord(m, n, k),
-            args.ptr_a, mm.a_type.layout.make_layout(mm.element_a, m, k),
-            args.ptr_b, mm.b_type.layout.make_layout(mm.element_b, k, n),
-            args.ptr_c, mm.c_type.layout.make_layout(mm.element_c, m, n),
-            args.ptr_bias,
-        )
+        layout_a, layout_b, layout_c = operand_layouts(self.block_mmad, m, n, k)
+        return MatmulBiasParams(GemmCoord(m, n, k), args.ptr_a, layout_a, args.ptr_b, layout_b, args.ptr_c, layout_c,
+                                args.ptr_bias)
 
     def total_blocks(self, problem_shape) -> int:
         """Blocks of the problem (progress reporting)."""
-        l1 = self.block_mmad.l1_tile_shape
         m, n, _ = problem_shape
-        return ceil_div(m, l1.m) * ceil_div(n, l1.n)
+        return block_count(self.block_mmad.l1_tile_shape, m, n)
 
     def aic(self, ctx, params: MatmulBiasParams) -> None:
         """The cube-core program (``operator()<AIC>``)."""
@@ -97,9 +72,7 @@ class MatmulBias:
             for loop in range(ctx.block_idx, core_loops, ctx.block_num):
                 bc = scheduler.get_block_coord(loop)
                 actual = scheduler.get_actual_block_shape(bc)
-                off_a = la.offset(bc.m * l1.m, bc.k * l1.k)
-                off_b = lb.offset(bc.k * l1.k, bc.n * l1.n)
-                off_c = lc.offset(bc.m * l1.m, bc.n * l1.n)
+                off_a, off_b, off_c = offset_a(la, bc, l1), offset_b(lb, bc, l1), offset_c(lc, bc, l1)
                 off_bias = bc.n * l1.n
                 ctx.mark("block", loop=loop, m_idx=bc.m, n_idx=bc.n, rows=actual.m, cols=actual.n,
                          row=bc.m * l1.m, col=bc.n * l1.n)

@@ -36,23 +36,11 @@ from catlass_py.epilogue.block.elemwise import (
 )
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div, round_up
+from catlass_py.kernel._common import check_plain_block_call
 from catlass_py.layout import RowMajor
 
 FLAG_AIC_FINISH_STORE = 0
 RV_FLAG_AIC_FINISH_STORE = 1
-
-
-def check_plain_block_call(what: str, block_mmad) -> None:
-    """The kernels of this issue call a synchronous BlockMmad with the plain ``(A, layoutA, B, layoutB, C,
-    layoutC, actualShape)`` argument list: among the synchronous blocks only ``MmadAtlasA2Pingpong`` has it
-    (``Preload`` takes next-block tensors, ``PingpongBias`` a bias)."""
-    from catlass_py.gemm.dispatch_policy import MmadAtlasA2Pingpong
-
-    if not getattr(block_mmad, "ASYNC", False) and type(block_mmad.policy) is not MmadAtlasA2Pingpong:
-        raise ConfigError(
-            f"{what}: the kernel calls BlockMmad(A, layoutA, B, layoutB, C, layoutC, actualShape); among the "
-            f"synchronous blocks only MmadAtlasA2Pingpong takes that, got {type(block_mmad.policy).__name__}"
-        )
 
 
 @dataclass(frozen=True)

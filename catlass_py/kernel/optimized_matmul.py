@@ -24,8 +24,8 @@ from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
-from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
-from catlass_py.kernel._common import check_block_mmad, check_no_epilogue, check_scheduler
+from catlass_py.gemm.coord import GemmCoord, MatrixCoord
+from catlass_py.kernel._common import MatmulKernelBase, block_count, offset_a, offset_b, offset_c
 from catlass_py.kernel.padding import PaddingTag
 from catlass_py.layout import ColumnMajor, RowMajor
 
@@ -60,7 +60,7 @@ class OptimizedMatmulParams:
     layout_wb: Any = None
 
 
-class OptimizedMatmul:
+class OptimizedMatmul(MatmulKernelBase):
     """CATLASS ``OptimizedMatmul<PrologueA, PrologueB, BlockMmad, BlockEpilogue = void, BlockScheduler>``.
 
     ``prologue_a`` / ``prologue_b``: a :class:`~catlass_py.kernel.padding_block_nd.PaddingMatrixBlockND`
@@ -71,12 +71,11 @@ class OptimizedMatmul:
 
     Arguments = OptimizedMatmulArguments
     Params = OptimizedMatmulParams
+    block_mmad_types = (BlockMmadPreload,)
 
     def __init__(self, prologue_a, prologue_b, block_mmad, block_epilogue, block_scheduler):
+        super().__init__(block_mmad, block_epilogue, block_scheduler)
         what = type(self).__name__
-        check_block_mmad(what, block_mmad, allowed=(BlockMmadPreload,))
-        check_no_epilogue(what, block_epilogue)
-        check_scheduler(what, block_scheduler)
         for name, pro, t in (("PrologueA", prologue_a, block_mmad.a_type), ("PrologueB", prologue_b, block_mmad.b_type)):
             if pro is None:
                 continue
@@ -99,9 +98,6 @@ class OptimizedMatmul:
                     raise ConfigError(f"{what}: {name}'s COMPUTE_LENGTH ({pro.compute_length}) must be a multiple of "
                                       f"the padded block width ({width}); otherwise long rows overrun their block")
         self.prologue_a, self.prologue_b = prologue_a, prologue_b
-        self.block_mmad = block_mmad
-        self.block_scheduler = block_scheduler
-        self.arch = block_mmad.arch
         self.layout_a = prologue_a.layout_in if prologue_a is not None else block_mmad.a_type.layout
         self.layout_b = prologue_b.layout_in if prologue_b is not None else block_mmad.b_type.layout
         self.padding = prologue_a is not None or prologue_b is not None
@@ -110,11 +106,6 @@ class OptimizedMatmul:
             self.aiv = None  # the C++ AIV operator() does nothing then: no vector cores launch
 
     # -- host side -------------------------------------------------------------------------------
-    @staticmethod
-    def can_implement(args: OptimizedMatmulArguments) -> bool:
-        """CATLASS ``CanImplement``: always true."""
-        return True
-
     @staticmethod
     def _size(pro, rows, cols, row_align, col_align) -> int:
         if pro is None:
@@ -163,9 +154,8 @@ class OptimizedMatmul:
 
     def total_blocks(self, problem_shape) -> int:
         """Blocks of the problem (progress reporting)."""
-        l1 = self.block_mmad.l1_tile_shape
         m, n, _ = problem_shape
-        return ceil_div(m, l1.m) * ceil_div(n, l1.n)
+        return block_count(self.block_mmad.l1_tile_shape, m, n)
 
     # -- device side -----------------------------------------------------------------------------
     def aiv(self, ctx, params: OptimizedMatmulParams) -> None:
@@ -200,16 +190,13 @@ class OptimizedMatmul:
             for loop in range(idx, core_loops, num):
                 bc = scheduler.get_block_coord(loop)
                 actual = scheduler.get_actual_block_shape(bc)
-                off_a = layout_a.offset(bc.m * l1.m, bc.k * l1.k)
-                off_b = layout_b.offset(bc.k * l1.k, bc.n * l1.n)
-                off_c = layout_c.offset(bc.m * l1.m, bc.n * l1.n)
+                off_a, off_b, off_c = offset_a(layout_a, bc, l1), offset_b(layout_b, bc, l1), offset_c(layout_c, bc, l1)
                 has_next = loop + num < core_loops
                 next_coord = next_actual = GemmCoord(0, 0, 0)
                 if has_next:
                     next_coord = scheduler.get_block_coord(loop + num)
                     next_actual = scheduler.get_actual_block_shape(next_coord)
-                off_next_a = layout_a.offset(next_coord.m * l1.m, next_coord.k * l1.k)
-                off_next_b = layout_b.offset(next_coord.k * l1.k, next_coord.n * l1.n)
+                off_next_a, off_next_b = offset_a(layout_a, next_coord, l1), offset_b(layout_b, next_coord, l1)
                 ctx.mark("block", loop=loop, m_idx=bc.m, n_idx=bc.n, rows=actual.m, cols=actual.n,
                          row=bc.m * l1.m, col=bc.n * l1.n)
                 block_mmad(gm_a[off_a], layout_a, gm_b[off_b], layout_b, params.ptr_c[off_c], layout_c,
