@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catlass_py.arch.memory import GlobalTensor
-from catlass_py.gemm.coord import GemmCoord, ceil_div
+from catlass_py.gemm.coord import GemmCoord
+from catlass_py.kernel._common import block_count
 from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant import (
     GroupedPerTokenDequantParams,
     _GroupedPerTokenDequantFullWorkspace,
@@ -65,8 +66,7 @@ class GroupedMatmulSliceKPerTokenDequant(_GroupedPerTokenDequantFullWorkspace):
     def total_blocks(self, group_list, m: int, n: int) -> int:
         """Cube blocks of the whole problem (groups with k_g == 0 still count: their blocks go through the
         scheduler, the cube just issues nothing)."""
-        l1 = self.block_mmad.l1_tile_shape
-        return len(group_list) * ceil_div(m, l1.m) * ceil_div(n, l1.n)
+        return len(group_list) * block_count(self.block_mmad.l1_tile_shape, m, n)
 
 
 __all__ = ["GroupedMatmulSliceKPerTokenDequant", "GroupedMatmulSliceKPerTokenDequantArguments"]

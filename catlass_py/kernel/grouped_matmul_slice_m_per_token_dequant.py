@@ -32,8 +32,18 @@ from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.epilogue.block.per_token_dequant import BlockEpiloguePerTokenDequant, PerTokenDequantParams
 from catlass_py.errors import ConfigError
-from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
-from catlass_py.kernel.matmul_epilogue import check_plain_block_call
+from catlass_py.gemm.coord import GemmCoord, MatrixCoord
+from catlass_py.kernel._common import (
+    RoundRobinGroups,
+    block_count,
+    call_block_mmad,
+    check_plain_block_call,
+    get_value,
+    offset_a,
+    offset_b,
+    offset_c,
+    operand_layouts,
+)
 from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.numerics import dtypes as dt
 
@@ -118,21 +128,16 @@ class _GroupedPerTokenDequantFullWorkspace:
     def to_underlying_arguments(self, args, workspace: GlobalTensor) -> GroupedPerTokenDequantParams:
         """CATLASS ``ToUnderlyingArguments``: the full-problem layouts."""
         m, n, k = args.problem_shape
-        mmad, epi = self.block_mmad, self.block_epilogue
+        layout_a, layout_b, _ = operand_layouts(self.block_mmad, m, n, k)
         return GroupedPerTokenDequantParams(
-            GemmCoord(m, n, k), args.problem_count, args.ptr_group_list,
-            args.ptr_a, mmad.a_type.layout.make_layout(mmad.element_a, m, k),
-            args.ptr_b, mmad.b_type.layout.make_layout(mmad.element_b, k, n),
+            GemmCoord(m, n, k), args.problem_count, args.ptr_group_list, args.ptr_a, layout_a, args.ptr_b, layout_b,
             args.ptr_scale, VectorLayout(n), args.ptr_per_token_scale, VectorLayout(m),
-            args.ptr_d, RowMajor.make_layout(epi.d_type.element, m, n), workspace,
+            args.ptr_d, RowMajor.make_layout(self.block_epilogue.d_type.element, m, n), workspace,
         )
 
     def _group_value(self, ctx, params, g: int, prev: int) -> tuple[int, int]:
         """Size of group g (``groupList.GetValue``: scalar GM reads of prefix sums) and the new prefix."""
-        gl = params.ptr_group_list
-        value = int(gl.view(g + 1)[g])
-        if ctx.bus.instructions:
-            ctx.emit(Pipe.S, "GetValue", gm_reads=(gl.access(g, 1),))
+        value = get_value(ctx, params.ptr_group_list, g)
         return value - prev, value
 
     def _group_shape(self, params, size: int) -> GemmCoord:  # pragma: no cover - overridden
@@ -145,7 +150,6 @@ class _GroupedPerTokenDequantFullWorkspace:
     def aic(self, ctx, params: GroupedPerTokenDequantParams) -> None:
         """The cube-core program (``operator()<AIC>``)."""
         l1 = self.block_mmad.l1_tile_shape
-        core_idx, core_num = ctx.block_idx, ctx.block_num
         gm_c = params.ptr_workspace.reinterpret(dt.INT32)
         flag = self.flag_aic_finish_store.fresh()
 
@@ -154,7 +158,8 @@ class _GroupedPerTokenDequantFullWorkspace:
             cross_core_set_flag_with_reverse(ctx, flag, 2, Pipe.FIX)
 
         is_async = getattr(self.block_mmad, "ASYNC", False)
-        off_a = off_b = off_c = start_core = prev = 0
+        deal = RoundRobinGroups(ctx.block_idx, ctx.block_num)
+        off_a = off_b = off_c = prev = 0
         with self.block_mmad(ctx.resource) as block_mmad:
             for g in range(params.problem_count):
                 size, prev = self._group_value(ctx, params, g, prev)
@@ -163,34 +168,24 @@ class _GroupedPerTokenDequantFullWorkspace:
                 layout_b = self._group_layout_b(params, shape)
                 layout_c = RowMajor(shape.m, shape.n)
                 scheduler = self._scheduler(shape)
-                core_loops = scheduler.get_core_loops()
-                start_loop = (core_idx + core_num if core_idx < start_core else core_idx) - start_core
-                for loop in range(start_loop, core_loops, core_num):
+                for loop in deal.loops(scheduler.get_core_loops()):
                     bc = scheduler.get_block_coord(loop)
                     actual = scheduler.get_actual_block_shape(bc)
-                    o_a = layout_a.offset(bc.m * l1.m, bc.k * l1.k)
-                    o_b = layout_b.offset(bc.k * l1.k, bc.n * l1.n)
-                    o_c = layout_c.offset(bc.m * l1.m, bc.n * l1.n)
+                    o_a, o_b, o_c = offset_a(layout_a, bc, l1), offset_b(layout_b, bc, l1), offset_c(layout_c, bc, l1)
                     ctx.mark("block", group=g, loop=loop, m_idx=bc.m, n_idx=bc.n, rows=actual.m, cols=actual.n,
                              **self._block_origin(params, g, prev - size, bc))
-                    if is_async:
-                        block_mmad(params.ptr_a[off_a + o_a], layout_a, params.ptr_b[off_b + o_b], layout_b,
-                                   gm_c[off_c + o_c], layout_c, actual, finish_store)
-                    else:
-                        block_mmad(params.ptr_a[off_a + o_a], layout_a, params.ptr_b[off_b + o_b], layout_b,
-                                   gm_c[off_c + o_c], layout_c, actual)
-                        finish_store()
+                    args = (params.ptr_a[off_a + o_a], layout_a, params.ptr_b[off_b + o_b], layout_b,
+                            gm_c[off_c + o_c], layout_c, actual)
+                    call_block_mmad(block_mmad, is_async, args, (finish_store,))
                 off_a += shape.m * shape.k
                 off_b += shape.k * shape.n
                 off_c += shape.m * shape.n
-                start_core = (start_core + core_loops) % core_num
             block_mmad.synchronize_block()
             ctx.pipe_barrier(Pipe.ALL)
 
     def aiv(self, ctx, params: GroupedPerTokenDequantParams) -> None:
         """The vector-core program (``operator()<AIV>``), run by both sub-blocks of every AI core."""
         l1 = self.block_mmad.l1_tile_shape
-        core_idx, core_num = ctx.ai_core_idx, ctx.block_num
         gm_c = params.ptr_workspace.reinterpret(dt.INT32)
         flag = self.flag_aic_finish_store.fresh()
 
@@ -198,7 +193,8 @@ class _GroupedPerTokenDequantFullWorkspace:
             """The C++ ``AivWaitSync`` callback."""
             cross_core_wait_flag_with_reverse(ctx, flag, 2, Pipe.MTE3)
 
-        off_c = off_scale = off_pts = off_d = start_core = prev = 0
+        deal = RoundRobinGroups(ctx.ai_core_idx, ctx.block_num)
+        off_c = off_scale = off_pts = off_d = prev = 0
         block_shape = GemmCoord(l1.m, l1.n, l1.k)
         with self.block_epilogue(ctx.resource) as epilogue:
             for g in range(params.problem_count):
@@ -211,12 +207,10 @@ class _GroupedPerTokenDequantFullWorkspace:
                     params.ptr_d[off_d], params.layout_d.get_tile_layout(shape.m, shape.n),
                 ))
                 scheduler = self._scheduler(shape)
-                core_loops = scheduler.get_core_loops()
-                start_loop = (core_idx + core_num if core_idx < start_core else core_idx) - start_core
-                for loop in range(start_loop, core_loops, core_num):
+                for loop in deal.loops(scheduler.get_core_loops()):
                     bc = scheduler.get_block_coord(loop)
                     actual = scheduler.get_actual_block_shape(bc)
-                    gm_block_c = gm_c[off_c + layout_c.offset(bc.m * l1.m, bc.n * l1.n)]
+                    gm_block_c = gm_c[off_c + offset_c(layout_c, bc, l1)]
                     layout_block_c = layout_c.get_tile_layout(actual.m, actual.n)
                     ctx.mark("epilogue_block", group=g, loop=loop)
                     epilogue(block_shape, bc, actual, gm_block_c, layout_block_c, wait_stored)
@@ -224,7 +218,6 @@ class _GroupedPerTokenDequantFullWorkspace:
                 off_scale += shape.n
                 off_pts += shape.m
                 off_d += shape.m * shape.n
-                start_core = (start_core + core_loops) % core_num
             ctx.pipe_barrier(Pipe.ALL)
 
 
@@ -258,7 +251,7 @@ class GroupedMatmulSliceMPerTokenDequant(_GroupedPerTokenDequantFullWorkspace):
         l1 = self.block_mmad.l1_tile_shape
         total, prev = 0, 0
         for v in group_list:
-            total += ceil_div(int(v) - prev, l1.m) * ceil_div(n, l1.n)
+            total += block_count(l1, int(v) - prev, n)
             prev = int(v)
         return total
 
