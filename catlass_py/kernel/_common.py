@@ -11,6 +11,8 @@ from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
 from catlass_py.gemm.block.swizzle import GemmIdentityBlockSwizzle
 from catlass_py.gemm.coord import ceil_div
+from catlass_py.numerics import dtypes as dt
+from catlass_py.numerics.rounding import RoundMode
 
 # BlockMmads whose call takes (A, layoutA, B, layoutB, C, layoutC, actualShape[, callbacks]).
 _OTHER_SIGNATURE = {
@@ -85,6 +87,12 @@ def offset_c(layout_c, block_coord, l1) -> int:
 def block_count(l1, m: int, n: int) -> int:
     """``L1.M x L1.N`` blocks of an m x n C (what the identity swizzle's ``GetCoreLoops`` returns)."""
     return ceil_div(m, l1.m) * ceil_div(n, l1.n)
+
+
+def cast_mode(element_out) -> RoundMode:
+    """How CATLASS's vector cores cast fp32 results to the output type: ``CAST_NONE`` to half, ``CAST_RINT`` to
+    anything else."""
+    return RoundMode.NONE if element_out == dt.FLOAT16 else RoundMode.RINT
 
 
 def get_value(ctx, gm: GlobalTensor, index: int) -> int:
@@ -167,6 +175,7 @@ __all__ = [
     "RoundRobinGroups",
     "block_count",
     "call_block_mmad",
+    "cast_mode",
     "check_block_mmad",
     "check_no_epilogue",
     "check_plain_block_call",

@@ -36,7 +36,7 @@ from catlass_py.epilogue.block.elemwise import (
 )
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div, round_up
-from catlass_py.kernel._common import check_plain_block_call
+from catlass_py.kernel._common import block_count, check_plain_block_call, offset_a, offset_b, offset_c, operand_layouts
 from catlass_py.layout import RowMajor
 
 FLAG_AIC_FINISH_STORE = 0
@@ -134,9 +134,8 @@ class _MatmulElemWiseKernel:
             for loop in range(ctx.block_idx, core_loops, ctx.block_num):
                 bc = scheduler.get_block_coord(loop)
                 actual = scheduler.get_actual_block_shape(bc)
-                off_a = params.layout_a.offset(bc.m * l1.m, bc.k * l1.k)
-                off_b = params.layout_b.offset(bc.k * l1.k, bc.n * l1.n)
-                off_c = layout_c.offset(bc.m * l1.m, bc.n * l1.n)
+                off_a, off_b = offset_a(params.layout_a, bc, l1), offset_b(params.layout_b, bc, l1)
+                off_c = offset_c(layout_c, bc, l1)
                 ctx.mark("block", loop=loop, m_idx=bc.m, n_idx=bc.n, row=bc.m * l1.m, col=bc.n * l1.n,
                          rows=actual.m, cols=actual.n)
                 block_mmad(params.ptr_a[off_a], params.layout_a, params.ptr_b[off_b], params.layout_b,
@@ -158,7 +157,7 @@ class _MatmulElemWiseKernel:
             for loop in range(ctx.ai_core_idx, core_loops, ctx.block_num):
                 bc = scheduler.get_block_coord(loop)
                 actual = scheduler.get_actual_block_shape(bc)
-                gm_block_c = gm_c[layout_c.offset(bc.m * l1.m, bc.n * l1.n)]
+                gm_block_c = gm_c[offset_c(layout_c, bc, l1)]
                 layout_block_c = layout_c.get_tile_layout(actual.m, actual.n)
                 cross_core_wait_flag_with_reverse(ctx, flag, 2, Pipe.MTE3)
                 ctx.mark("epilogue_block", loop=loop, m_idx=bc.m, n_idx=bc.n)
@@ -167,9 +166,8 @@ class _MatmulElemWiseKernel:
 
     def total_blocks(self, problem_shape) -> int:
         """Blocks of the problem (for progress reporting)."""
-        l1 = self.block_mmad.l1_tile_shape
         m, n, _ = problem_shape
-        return ceil_div(m, l1.m) * ceil_div(n, l1.n)
+        return block_count(self.block_mmad.l1_tile_shape, m, n)
 
 
 class MatmulEpilogue(_MatmulElemWiseKernel):
@@ -199,13 +197,10 @@ class MatmulEpilogue(_MatmulElemWiseKernel):
     def to_underlying_arguments(self, args: MatmulEpilogueArguments, workspace: GlobalTensor) -> MatmulEpilogueParams:
         """CATLASS ``ToUnderlyingArguments``: X and D are both ``ptr_c`` with layout RowMajor(m, n)."""
         m, n, k = args.problem_shape
-        mmad = self.block_mmad
-        layout_c = RowMajor.make_layout(mmad.element_c, m, n)
+        layout_a, layout_b, _ = operand_layouts(self.block_mmad, m, n, k)
+        layout_c = RowMajor.make_layout(self.block_mmad.element_c, m, n)
         epi = ElemWiseOneSourceParams(args.ptr_c, layout_c, args.ptr_c, layout_c)
-        return MatmulEpilogueParams(
-            GemmCoord(m, n, k), args.ptr_a, mmad.a_type.layout.make_layout(mmad.element_a, m, k),
-            args.ptr_b, mmad.b_type.layout.make_layout(mmad.element_b, k, n), workspace, epi,
-        )
+        return MatmulEpilogueParams(GemmCoord(m, n, k), args.ptr_a, layout_a, args.ptr_b, layout_b, workspace, epi)
 
 
 @dataclass(frozen=True)
@@ -254,13 +249,10 @@ class MatmulActivation(_MatmulElemWiseKernel):
     def to_underlying_arguments(self, args: MatmulActivationArguments, workspace: GlobalTensor) -> MatmulEpilogueParams:
         """CATLASS ``ToUnderlyingArguments``: epilogue reads C from the workspace and writes ``ptr_d``."""
         m, n, k = args.problem_shape
-        mmad = self.block_mmad
-        layout_c = RowMajor.make_layout(mmad.element_c, m, n)
-        epi = ElemWiseNoSourceParams(workspace.reinterpret(mmad.element_c), layout_c, args.ptr_d, layout_c)
-        return MatmulEpilogueParams(
-            GemmCoord(m, n, k), args.ptr_a, mmad.a_type.layout.make_layout(mmad.element_a, m, k),
-            args.ptr_b, mmad.b_type.layout.make_layout(mmad.element_b, k, n), workspace, epi,
-        )
+        layout_a, layout_b, _ = operand_layouts(self.block_mmad, m, n, k)
+        layout_c = RowMajor.make_layout(self.block_mmad.element_c, m, n)
+        epi = ElemWiseNoSourceParams(workspace.reinterpret(self.block_mmad.element_c), layout_c, args.ptr_d, layout_c)
+        return MatmulEpilogueParams(GemmCoord(m, n, k), args.ptr_a, layout_a, args.ptr_b, layout_b, workspace, epi)
 
 
 __all__ = [

@@ -14,12 +14,12 @@ from catlass_py.arch.memory import GlobalTensor, Resource
 from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
+from catlass_py.kernel._common import cast_mode
 from catlass_py.kernel.padding import PaddingTag
 from catlass_py.gemm.coord import MatrixCoord, ceil_div, round_down, round_up
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
 from catlass_py.numerics import dtypes as dt
-from catlass_py.numerics.rounding import RoundMode
 from catlass_py.tile._region import gm_write, local_read, local_write
 from catlass_py.tile.copy_gm_ub import CopyGm2Ub, CopyUb2Gm
 from catlass_py.tile.vector import vector_cast
@@ -282,7 +282,7 @@ class _RemovePaddingInstance:
         m_idx = aiv_id * per_aiv + (0 if aiv_id < tiles % aiv_num else tiles % aiv_num)
         cl = spec.compute_length
         cast = spec.element_in != spec.element_out
-        mode = RoundMode.NONE if spec.element_out == dt.FLOAT16 else RoundMode.RINT
+        mode = cast_mode(spec.element_out)
         for e in (0, 1):
             ctx.set_flag(HardEvent.MTE3_MTE2, e)
         if round_len > cl:

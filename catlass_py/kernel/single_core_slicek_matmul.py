@@ -24,6 +24,7 @@ from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.block.mmad_single_core_splitk import BlockMmadSingleCoreSplitk
 from catlass_py.gemm.coord import GemmCoord, ceil_div
+from catlass_py.kernel._common import offset_a, offset_b, offset_c
 from catlass_py.kernel.padding import PaddingTag
 from catlass_py.kernel.padding_nz import PaddingMatrixNZ, RemovePaddingNDAndCast
 from catlass_py.layout import RowMajor
@@ -204,11 +205,8 @@ class SingleCoreSplitkMatmul:
                     nshape = sched.get_actual_block_shape(nbc)
                     load_a = bc.k != nbc.k or bc.m != nbc.m
                     load_b = bc.k != nbc.k or bc.n != nbc.n
-                off_a = layout_a.offset(bc.m * l1.m, bc.k * l1.k)
-                off_b = layout_b.offset(bc.k * l1.k, bc.n * l1.n)
-                off_c = layout_c.offset(bc.m * l1.m, bc.n * l1.n)
-                off_na = layout_a.offset(nbc.m * l1.m, nbc.k * l1.k)
-                off_nb = layout_b.offset(nbc.k * l1.k, nbc.n * l1.n)
+                off_a, off_b, off_c = offset_a(layout_a, bc, l1), offset_b(layout_b, bc, l1), offset_c(layout_c, bc, l1)
+                off_na, off_nb = offset_a(layout_a, nbc, l1), offset_b(layout_b, nbc, l1)
                 atomic = sched.is_atomic_add(loop)
                 ctx.mark("block", loop=loop, m_idx=bc.m, n_idx=bc.n, k_idx=bc.k, row=bc.m * l1.m, col=bc.n * l1.n,
                          rows=shape.m, cols=shape.n, k=shape.k, atomic=atomic)

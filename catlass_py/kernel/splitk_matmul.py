@@ -22,24 +22,14 @@ from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
-from catlass_py.kernel.matmul_epilogue import check_plain_block_call
+from catlass_py.kernel._common import block_count, check_plain_block_call, offset_a, offset_b, offset_c, operand_layouts
+from catlass_py.kernel._reduce_add import add_slices_and_cast, check_positive_int, reduce_copies, reduce_element_types
 from catlass_py.layout import RowMajor
-from catlass_py.numerics import dtypes as dt
-from catlass_py.numerics.rounding import RoundMode
-from catlass_py.tile.copy_gm_ub import CopyGm2Ub, CopyUb2Gm
-from catlass_py.gemm.gemm_type import GemmType
-from catlass_py.tile.vector import vector_cast
-from catlass_py.tile.vector_elementwise import vector_add
 
 BYTE_PER_BLK = 32
 BYTE_PER_VECTOR_FRACTAL = 256
 FLAG_AIC_FINISH = 0
 EVENT_IDS = 8
-
-
-def _check_positive_int(what: str, name: str, v) -> None:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ConfigError(f"{what}: {name} must be an int >= 1, got {v!r}")
 
 
 class SplitkReduceAdd:
@@ -55,12 +45,9 @@ class SplitkReduceAdd:
     def __init__(self, arch, element_accumulator, element_out, stages: int, compute_length: int):
         what = "SplitkReduceAdd"
         self.arch = get_arch(arch)
-        self.element_accumulator = dt.get_dtype(element_accumulator)
-        self.element_out = dt.get_dtype(element_out)
-        if self.element_accumulator.kind != "float":
-            raise ConfigError(f"{what}: ElementAccumulator must be a float type, got {self.element_accumulator}")
-        _check_positive_int(what, "STAGES", stages)
-        _check_positive_int(what, "COMPUTE_LENGTH", compute_length)
+        self.element_accumulator, self.element_out = reduce_element_types(what, element_accumulator, element_out)
+        check_positive_int(what, "STAGES", stages)
+        check_positive_int(what, "COMPUTE_LENGTH", compute_length)
         if stages > EVENT_IDS:
             raise ConfigError(f"{what}: {stages} stages need {stages} event ids; the hardware has {EVENT_IDS}")
         need = stages * compute_length * self.element_accumulator.nbytes(1)
@@ -75,8 +62,7 @@ class SplitkReduceAdd:
         self.compute_length = compute_length
         self.ele_per_vector_block = BYTE_PER_VECTOR_FRACTAL // self.element_accumulator.nbytes(1)
         self.ele_num_align = BYTE_PER_BLK // self.element_out.nbytes(1)
-        self.copy_in = CopyGm2Ub(self.arch, GemmType(self.element_accumulator, RowMajor))
-        self.copy_out = CopyUb2Gm(self.arch, GemmType(self.element_out, RowMajor))
+        self.copy_in, self.copy_out = reduce_copies(self.arch, self.element_accumulator, self.element_out)
 
     def task_per_aiv(self, element_count: int, splitk_factor: int, aiv_num: int) -> int:
         """Elements per reduction task, as the C++ computes it (0 when COMPUTE_LENGTH is too small)."""
@@ -128,16 +114,7 @@ class _SplitkReduceAddInstance:
             ctx.wait_flag(HardEvent.MTE3_MTE2, s)
             spec.copy_in(self.acc[s], src[loop * task], RowMajor(splitk_factor, length, pitch),
                          RowMajor(splitk_factor, length, element_count))
-            ctx.set_flag(HardEvent.MTE2_V, s)
-            ctx.wait_flag(HardEvent.MTE2_V, s)
-            for sl in range(1, splitk_factor):
-                vector_add(self.acc[s], self.acc[s], self.acc[s][pitch * sl], length)
-                ctx.pipe_barrier(Pipe.V)
-            if spec.element_out != spec.element_accumulator:
-                mode = RoundMode.NONE if spec.element_out == dt.FLOAT16 else RoundMode.RINT
-                vector_cast(self.out[s], self.acc[s], mode, length)
-            ctx.set_flag(HardEvent.V_MTE3, s)
-            ctx.wait_flag(HardEvent.V_MTE3, s)
+            add_slices_and_cast(ctx, spec, self.acc[s], self.out[s], pitch, length, splitk_factor, s)
             # One burst of ``length`` elements (a 1-row UB layout: its pitch only has to be whole blocks).
             spec.copy_out(dst[loop * task], self.out[s], RowMajor(1, length), RowMajor(1, length, pitch))
             ctx.set_flag(HardEvent.MTE3_MTE2, s)
@@ -218,7 +195,7 @@ class SplitkMatmul:
             max_factor = 8
         else:
             max_factor = 16
-        base = ceil_div(m, l1.m) * ceil_div(n, l1.n)
+        base = block_count(l1, m, n)
         factor = min(aic_core_num // base, max_factor)
         factor = max(factor, 1)
         if base < aic_core_num:
@@ -245,11 +222,10 @@ class SplitkMatmul:
     def to_underlying_arguments(self, args: SplitkMatmulArguments, workspace: GlobalTensor) -> SplitkMatmulParams:
         """CATLASS ``ToUnderlyingArguments``: layouts and the split factor."""
         m, n, k = args.problem_shape
-        mmad = self.block_mmad
+        layout_a, layout_b, _ = operand_layouts(self.block_mmad, m, n, k)
         return SplitkMatmulParams(
-            GemmCoord(m, n, k), args.ptr_a, mmad.a_type.layout.make_layout(mmad.element_a, m, k),
-            args.ptr_b, mmad.b_type.layout.make_layout(mmad.element_b, k, n),
-            args.ptr_c, RowMajor.make_layout(mmad.element_c, m, n), workspace,
+            GemmCoord(m, n, k), args.ptr_a, layout_a, args.ptr_b, layout_b,
+            args.ptr_c, RowMajor.make_layout(self.block_mmad.element_c, m, n), workspace,
             self.get_splitk_factor(m, n, k, args.aic_core_num),
         )
 
@@ -270,9 +246,8 @@ class SplitkMatmul:
                 bc = scheduler.get_block_coord(loop)
                 sl = scheduler.get_splitk_slice_idx(loop)
                 actual = scheduler.get_actual_block_shape(bc, sl)
-                off_a = params.layout_a.offset(bc.m * l1.m, bc.k * l1.k)
-                off_b = params.layout_b.offset(bc.k * l1.k, bc.n * l1.n)
-                off_c = params.layout_c.offset(bc.m * l1.m, bc.n * l1.n) + m * n * sl
+                off_a, off_b = offset_a(params.layout_a, bc, l1), offset_b(params.layout_b, bc, l1)
+                off_c = offset_c(params.layout_c, bc, l1) + m * n * sl
                 ctx.mark("block", loop=loop, m_idx=bc.m, n_idx=bc.n, k_idx=bc.k, slice=sl, row=bc.m * l1.m,
                          col=bc.n * l1.n, rows=actual.m, cols=actual.n, k=actual.k)
                 block_mmad(params.ptr_a[off_a], params.layout_a, params.ptr_b[off_b], params.layout_b,
@@ -294,7 +269,7 @@ class SplitkMatmul:
         """Block tasks of the problem (for progress reporting)."""
         l1 = self.block_mmad.l1_tile_shape
         m, n, k = problem_shape
-        return ceil_div(m, l1.m) * ceil_div(n, l1.n) * self.get_splitk_factor(m, n, k, aic_core_num)
+        return block_count(l1, m, n) * self.get_splitk_factor(m, n, k, aic_core_num)
 
 
 __all__ = ["SplitkMatmul", "SplitkMatmulArguments", "SplitkMatmulParams", "SplitkReduceAdd"]

@@ -27,13 +27,9 @@ from catlass_py.errors import ConfigError, KernelError
 from catlass_py.gemm.block.mmad_streamk import BlockMmadStreamk
 from catlass_py.gemm.block.swizzle_splitk import StreamkBlockDec
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
-from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.kernel._common import offset_a, offset_b, offset_c, operand_layouts
+from catlass_py.kernel._reduce_add import add_slices_and_cast, check_positive_int, reduce_copies, reduce_element_types
 from catlass_py.layout import RowMajor
-from catlass_py.numerics import dtypes as dt
-from catlass_py.numerics.rounding import RoundMode
-from catlass_py.tile.copy_gm_ub import CopyGm2Ub, CopyUb2Gm
-from catlass_py.tile.vector import vector_cast
-from catlass_py.tile.vector_elementwise import vector_add
 
 BYTE_PER_BLK = 32
 FLAG_AIV_FINISH_STORE = 0
@@ -56,20 +52,15 @@ class StreamkReduceAdd:
         what = "StreamkReduceAdd"
         self.arch = get_arch(arch)
         self.block_scheduler = block_scheduler
-        self.element_accumulator = dt.get_dtype(element_accumulator)
-        self.element_out = dt.get_dtype(element_out)
-        if self.element_accumulator.kind != "float":
-            raise ConfigError(f"{what}: ElementAccumulator must be a float type, got {self.element_accumulator}")
-        if isinstance(compute_length, bool) or not isinstance(compute_length, int) or compute_length < 1:
-            raise ConfigError(f"{what}: COMPUTE_LENGTH must be an int >= 1, got {compute_length!r}")
+        self.element_accumulator, self.element_out = reduce_element_types(what, element_accumulator, element_out)
+        check_positive_int(what, "COMPUTE_LENGTH", compute_length)
         need = self.element_accumulator.nbytes(compute_length)
         if need > self.arch.ub_size:
             raise ConfigError(f"{what}: COMPUTE_LENGTH {compute_length} x {self.element_accumulator.nbytes(1)} B = "
                               f"{need} B exceeds UB_SIZE {self.arch.ub_size} (Excedding the UB space!)")
         self.compute_length = compute_length
         self.ele_num_align = BYTE_PER_BLK // self.element_out.nbytes(1)
-        self.copy_in = CopyGm2Ub(self.arch, GemmType(self.element_accumulator, RowMajor))
-        self.copy_out = CopyUb2Gm(self.arch, GemmType(self.element_out, RowMajor))
+        self.copy_in, self.copy_out = reduce_copies(self.arch, self.element_accumulator, self.element_out)
 
     def __call__(self, resource: Resource) -> "_StreamkReduceAddInstance":
         return _StreamkReduceAddInstance(self, resource)
@@ -132,16 +123,7 @@ class _StreamkReduceAddInstance:
                 for sl in range(1 if head_cross else 0, slices):
                     base = (sl + start_core) * 2 * tm * tn
                     spec.copy_in(self.acc[count * sl], src[base + loop * per_core * tn], ub_layout, gm_layout)
-                ctx.set_flag(HardEvent.MTE2_V, 0)
-                ctx.wait_flag(HardEvent.MTE2_V, 0)
-                for sl in range(1, slices):
-                    vector_add(self.acc, self.acc, self.acc[count * sl], count)
-                    ctx.pipe_barrier(Pipe.V)
-                if spec.element_out != spec.element_accumulator:
-                    mode = RoundMode.NONE if spec.element_out == dt.FLOAT16 else RoundMode.RINT
-                    vector_cast(self.out, self.acc, mode, count)
-                ctx.set_flag(HardEvent.V_MTE3, 0)
-                ctx.wait_flag(HardEvent.V_MTE3, 0)
+                add_slices_and_cast(ctx, spec, self.acc, self.out, count, count, slices, 0)
                 row = bc.m * tm + loop * per_core
                 stride = layout_dst.stride[0]
                 spec.copy_out(dst[row * stride + bc.n * tn], self.out, RowMajor(rows, tile_len, stride), ub_layout)
@@ -221,12 +203,9 @@ class StreamkMatmul:
     def to_underlying_arguments(self, args: StreamkMatmulArguments, workspace: GlobalTensor) -> StreamkMatmulParams:
         """CATLASS ``ToUnderlyingArguments``."""
         m, n, k = args.problem_shape
-        mmad = self.block_mmad
-        return StreamkMatmulParams(
-            GemmCoord(m, n, k), args.ptr_a, mmad.a_type.layout.make_layout(mmad.element_a, m, k),
-            args.ptr_b, mmad.b_type.layout.make_layout(mmad.element_b, k, n),
-            args.ptr_c, RowMajor.make_layout(mmad.element_c, m, n), workspace,
-        )
+        layout_a, layout_b, _ = operand_layouts(self.block_mmad, m, n, k)
+        return StreamkMatmulParams(GemmCoord(m, n, k), args.ptr_a, layout_a, args.ptr_b, layout_b, args.ptr_c,
+                                   RowMajor.make_layout(self.block_mmad.element_c, m, n), workspace)
 
     def scheduler(self, problem_shape, block_dim: int):
         """The stream-K scheduler of a problem on ``block_dim`` cores."""
@@ -266,12 +245,8 @@ class StreamkMatmul:
                 if has_next:
                     nxt = sched.get_streamk_block_dec(actual_loop(loop + block_dim))
                 bc = dec.block_coord
-                off_a = la.offset(bc.m * l1.m, bc.k * l1.k)
-                off_b = lb.offset(bc.k * l1.k, bc.n * l1.n)
-                off_c = lc.offset(bc.m * l1.m, bc.n * l1.n)
-                nbc = nxt.block_coord
-                off_next_a = la.offset(nbc.m * l1.m, nbc.k * l1.k)
-                off_next_b = lb.offset(nbc.k * l1.k, nbc.n * l1.n)
+                off_a, off_b, off_c = offset_a(la, bc, l1), offset_b(lb, bc, l1), offset_c(lc, bc, l1)
+                off_next_a, off_next_b = offset_a(la, nxt.block_coord, l1), offset_b(lb, nxt.block_coord, l1)
                 layout_w = RowMajor(dec.actual_block_shape.m, dec.actual_block_shape.n, l1.n)
                 ctx.mark("block", loop=loop, m_idx=bc.m, n_idx=bc.n, row=bc.m * l1.m, col=bc.n * l1.n,
                          rows=dec.actual_block_shape.m, cols=dec.actual_block_shape.n, streamk=dec.is_streamk_block,
@@ -285,8 +260,7 @@ class StreamkMatmul:
                     ctx.mark("block_part", loop=loop, m_idx=sbc.m, n_idx=sbc.n, row=sbc.m * l1.m, col=sbc.n * l1.n,
                              rows=dec.streamk_actual_block_shape.m, cols=dec.streamk_actual_block_shape.n,
                              streamk=True, k_tile=0, k=dec.streamk_actual_block_shape.k)
-                    block_mmad(gm_a[la.offset(sbc.m * l1.m, sbc.k * l1.k)], la,
-                               gm_b[lb.offset(sbc.k * l1.k, sbc.n * l1.n)], lb, gm_c[off_c], lc,
+                    block_mmad(gm_a[offset_a(la, sbc, l1)], la, gm_b[offset_b(lb, sbc, l1)], lb, gm_c[off_c], lc,
                                gm_w[tile_mn * (2 * block_idx + 1)], layout_w2, gm_a[off_next_a], gm_b[off_next_b],
                                dec.streamk_actual_block_shape, nxt.actual_block_shape, True, has_next,
                                dec.is_streamk_block)
