@@ -11,6 +11,7 @@ from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
 from catlass_py.gemm.block.swizzle import GemmIdentityBlockSwizzle
 from catlass_py.gemm.coord import ceil_div
+from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.numerics import dtypes as dt
 from catlass_py.numerics.rounding import RoundMode
 
@@ -103,6 +104,18 @@ def get_value(ctx, gm: GlobalTensor, index: int) -> int:
     return value
 
 
+def group_size(ctx, group_list: GlobalTensor, g: int, prefix: int) -> tuple[int, int]:
+    """Size of group ``g`` of a prefix-sum group list (one ``groupList.GetValue(g)``) given the previous
+    group's prefix, and the new prefix."""
+    value = get_value(ctx, group_list, g)
+    return value - prefix, value
+
+
+def dequant_layouts(block_epilogue, m: int, n: int) -> tuple:
+    """Layouts of the per-token-dequant operands: per-channel scale [n], per-token scale [m], D [m, n]."""
+    return VectorLayout(n), VectorLayout(m), RowMajor.make_layout(block_epilogue.d_type.element, m, n)
+
+
 def start_loop_idx(core_idx: int, core_num: int, start_core: int) -> int:
     """First block of a group that core ``core_idx`` takes when the group's block 0 goes to ``start_core``
     (CATLASS's ``startLoopIdx``): all groups' blocks form one sequence dealt round-robin over the cores."""
@@ -180,7 +193,9 @@ __all__ = [
     "check_no_epilogue",
     "check_plain_block_call",
     "check_scheduler",
+    "dequant_layouts",
     "get_value",
+    "group_size",
     "offset_a",
     "offset_b",
     "offset_c",

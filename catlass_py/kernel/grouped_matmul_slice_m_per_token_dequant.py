@@ -38,13 +38,14 @@ from catlass_py.kernel._common import (
     block_count,
     call_block_mmad,
     check_plain_block_call,
-    get_value,
+    dequant_layouts,
+    group_size,
     offset_a,
     offset_b,
     offset_c,
     operand_layouts,
 )
-from catlass_py.layout import RowMajor, VectorLayout
+from catlass_py.layout import RowMajor
 from catlass_py.numerics import dtypes as dt
 
 FLAG_AIC_FINISH_STORE = 0
@@ -129,16 +130,12 @@ class _GroupedPerTokenDequantFullWorkspace:
         """CATLASS ``ToUnderlyingArguments``: the full-problem layouts."""
         m, n, k = args.problem_shape
         layout_a, layout_b, _ = operand_layouts(self.block_mmad, m, n, k)
+        layout_scale, layout_per_token_scale, layout_d = dequant_layouts(self.block_epilogue, m, n)
         return GroupedPerTokenDequantParams(
             GemmCoord(m, n, k), args.problem_count, args.ptr_group_list, args.ptr_a, layout_a, args.ptr_b, layout_b,
-            args.ptr_scale, VectorLayout(n), args.ptr_per_token_scale, VectorLayout(m),
-            args.ptr_d, RowMajor.make_layout(self.block_epilogue.d_type.element, m, n), workspace,
+            args.ptr_scale, layout_scale, args.ptr_per_token_scale, layout_per_token_scale, args.ptr_d, layout_d,
+            workspace,
         )
-
-    def _group_value(self, ctx, params, g: int, prev: int) -> tuple[int, int]:
-        """Size of group g (``groupList.GetValue``: scalar GM reads of prefix sums) and the new prefix."""
-        value = get_value(ctx, params.ptr_group_list, g)
-        return value - prev, value
 
     def _group_shape(self, params, size: int) -> GemmCoord:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -162,7 +159,7 @@ class _GroupedPerTokenDequantFullWorkspace:
         off_a = off_b = off_c = prev = 0
         with self.block_mmad(ctx.resource) as block_mmad:
             for g in range(params.problem_count):
-                size, prev = self._group_value(ctx, params, g, prev)
+                size, prev = group_size(ctx, params.ptr_group_list, g, prev)
                 shape = self._group_shape(params, size)
                 layout_a = params.layout_a.get_tile_layout(shape.m, shape.k)
                 layout_b = self._group_layout_b(params, shape)
@@ -198,7 +195,7 @@ class _GroupedPerTokenDequantFullWorkspace:
         block_shape = GemmCoord(l1.m, l1.n, l1.k)
         with self.block_epilogue(ctx.resource) as epilogue:
             for g in range(params.problem_count):
-                size, prev = self._group_value(ctx, params, g, prev)
+                size, prev = group_size(ctx, params.ptr_group_list, g, prev)
                 shape = self._group_shape(params, size)
                 layout_c = RowMajor(shape.m, shape.n)
                 epilogue.update_params(PerTokenDequantParams(

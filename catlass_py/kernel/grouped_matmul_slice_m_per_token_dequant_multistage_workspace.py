@@ -37,13 +37,13 @@ from catlass_py.kernel._common import (
     RoundRobinGroups,
     block_count,
     call_block_mmad,
-    get_value,
+    dequant_layouts,
+    group_size,
     offset_a,
     offset_b,
     operand_layouts,
 )
 from catlass_py.kernel._workspace_ring import USER_FLAG_IDS, AicSlots, WorkspaceRing, check_multistage  # noqa: F401
-from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.numerics import dtypes as dt
 
 
@@ -111,18 +111,14 @@ class GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace(WorkspaceRing):
         """CATLASS ``ToUnderlyingArguments``: build the full-problem layouts."""
         m, n, k = args.problem_shape
         layout_a, layout_b, _ = operand_layouts(self.block_mmad, m, n, k)
+        layout_scale, layout_per_token_scale, layout_d = dequant_layouts(self.block_epilogue, m, n)
         return GroupedMatmulSliceMPerTokenDequantParams(
             GemmCoord(m, n, k), args.problem_count, args.ptr_group_list, args.ptr_a, layout_a, args.ptr_b, layout_b,
-            args.ptr_scale, VectorLayout(n), args.ptr_per_token_scale, VectorLayout(m),
-            args.ptr_d, RowMajor.make_layout(self.block_epilogue.d_type.element, m, n), workspace,
+            args.ptr_scale, layout_scale, args.ptr_per_token_scale, layout_per_token_scale, args.ptr_d, layout_d,
+            workspace,
         )
 
     # -- device side -----------------------------------------------------------------------------
-    def _group_m(self, ctx, params, g: int, prev: int) -> tuple[int, int]:
-        """Rows of group g (``groupList.GetValue``: a scalar GM read of the prefix sum) and the new prefix."""
-        value = get_value(ctx, params.ptr_group_list, g)
-        return value - prev, value
-
     def aic(self, ctx, params: GroupedMatmulSliceMPerTokenDequantParams) -> None:
         """The cube-core program (``operator()<AIC>``)."""
         l1 = self.block_mmad.l1_tile_shape
@@ -138,7 +134,7 @@ class GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace(WorkspaceRing):
         is_async = getattr(self.block_mmad, "ASYNC", False)
         with self.block_mmad(ctx.resource) as block_mmad:
             for g in range(params.problem_count):
-                m_g, prev = self._group_m(ctx, params, g, prev)
+                m_g, prev = group_size(ctx, params.ptr_group_list, g, prev)
                 shape = GemmCoord(m_g, n, k)
                 layout_a = params.layout_a.get_tile_layout(m_g, k)
                 layout_b = params.layout_b
@@ -174,7 +170,7 @@ class GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace(WorkspaceRing):
         block_shape = GemmCoord(l1.m, l1.n, l1.k)
         with self.block_epilogue(ctx.resource) as epilogue:
             for g in range(params.problem_count):
-                m_g, prev = self._group_m(ctx, params, g, prev)
+                m_g, prev = group_size(ctx, params.ptr_group_list, g, prev)
                 shape = GemmCoord(m_g, n, k)
                 epilogue.update_params(PerTokenDequantParams(
                     params.ptr_scale[off_scale], params.layout_scale,

@@ -31,9 +31,8 @@ from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.epilogue.block.per_token_dequant import PerTokenDequantParams
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
-from catlass_py.kernel._common import block_count, call_block_mmad, offset_a, offset_b, operand_layouts
+from catlass_py.kernel._common import block_count, call_block_mmad, dequant_layouts, offset_a, offset_b, operand_layouts
 from catlass_py.kernel._workspace_ring import USER_FLAG_IDS, AicSlots, WorkspaceRing, check_multistage  # noqa: F401
-from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.numerics import dtypes as dt
 
 
@@ -95,11 +94,10 @@ class QuantMatmulMultiStageWorkspace(WorkspaceRing):
         """CATLASS ``ToUnderlyingArguments``: the full-problem layouts."""
         m, n, k = args.problem_shape
         layout_a, layout_b, _ = operand_layouts(self.block_mmad, m, n, k)
-        return QuantMatmulParams(
-            GemmCoord(m, n, k), args.ptr_a, layout_a, args.ptr_b, layout_b,
-            args.ptr_scale, VectorLayout(n), args.ptr_per_token_scale, VectorLayout(m),
-            args.ptr_d, RowMajor.make_layout(self.block_epilogue.d_type.element, m, n), workspace,
-        )
+        layout_scale, layout_per_token_scale, layout_d = dequant_layouts(self.block_epilogue, m, n)
+        return QuantMatmulParams(GemmCoord(m, n, k), args.ptr_a, layout_a, args.ptr_b, layout_b, args.ptr_scale,
+                                 layout_scale, args.ptr_per_token_scale, layout_per_token_scale, args.ptr_d, layout_d,
+                                 workspace)
 
     # -- device side -----------------------------------------------------------------------------
     def _scheduler(self, params):
