@@ -50,18 +50,35 @@ def load_example(module: str):
     return importlib.import_module(f"catlass_py.examples.{module}")
 
 
-def run_kernel(kernel, args, core_num: int, *, seed=None, observers=(), return_report: bool = False, workspace=None,
-               options=None):
-    """``DeviceGemm(kernel)``: can_implement, initialize (allocating a poisoned workspace) and run on
-    ``core_num`` AI cores with launch ``options`` (:class:`~catlass_py.arch.LaunchParams`). Returns
-    ``(workload report or None, LaunchResult)``."""
-    op = DeviceGemm(kernel)
-    op.can_implement(args)
+def initialize_and_run(op: DeviceGemm, args, core_num: int, *, seed=None, observers=(), return_report: bool = False,
+                       workspace=None, options=None):
+    """``op.initialize`` (allocating a poisoned workspace unless one is given) and ``op.run`` on ``core_num`` AI
+    cores with launch ``options`` (:class:`~catlass_py.arch.LaunchParams`), with a workload recorder when
+    ``return_report``. Returns ``(workload report or None, LaunchResult)``."""
     op.initialize(args, workspace)
     recorder = WorkloadRecorder() if return_report else None
     obs = tuple(observers) + ((recorder,) if recorder else ())
     launch = op.run(core_num, seed=seed, observers=obs, options=options)
     return (recorder.report if recorder else None), launch
+
+
+def run_kernel(kernel, args, core_num: int, *, seed=None, observers=(), return_report: bool = False, workspace=None,
+               options=None):
+    """``DeviceGemm(kernel)``: can_implement, then :func:`initialize_and_run`. Returns
+    ``(workload report or None, LaunchResult)``."""
+    op = DeviceGemm(kernel)
+    op.can_implement(args)
+    return initialize_and_run(op, args, core_num, seed=seed, observers=observers, return_report=return_report,
+                              workspace=workspace, options=options)
+
+
+def run_operator(kernel, args, out, core_num: int, *, seed=None, observers=(), return_report: bool = False,
+                 return_launch: bool = False, options=None):
+    """:func:`run_kernel`, then the operator's return value: the host array ``out`` the kernel wrote, and the
+    workload report and/or LaunchResult when asked for (:func:`finish`)."""
+    report, launch = run_kernel(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report,
+                                options=options)
+    return finish(out, report, launch, return_report, return_launch)
 
 
 def finish(out, report, launch, return_report: bool, return_launch: bool):

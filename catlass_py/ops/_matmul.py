@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from catlass_py.analysis.workload import WorkloadRecorder
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.errors import ArgumentError
 from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.ops._common import gm_output, initialize_and_run
+from catlass_py.ops._validate import as_array, check_core_num
 from catlass_py.numerics.dtypes import get_dtype
 
 _LAYOUTS = {"row": RowMajor, "row_major": RowMajor, "rowmajor": RowMajor, "column": ColumnMajor,
@@ -73,23 +74,37 @@ def gm_input(name: str, x: np.ndarray, layout: type = RowMajor) -> GlobalTensor:
     return GlobalBuffer.from_array(stored, name, read_only=True).tensor(stored.dtype)
 
 
-def gm_output(name: str, host: np.ndarray) -> GlobalTensor:
-    """A writable GM tensor over the host output array (written in place)."""
-    return GlobalBuffer.from_array(host, name).tensor(host.dtype)
+def validate_matmul_inputs(a, b, layout_a, layout_b, out_dtype, core_num, arch) -> tuple[int, int, int, str, str]:
+    """Check the inputs of the plain matmul operators (``basic_matmul``, ``matmul_relu``): ``a`` [m, k] and ``b``
+    [k, n] float16, bfloat16 or int8, the layouts, extents, output dtype and core count; return (m, n, k, input
+    element, output element)."""
+    a = as_array("a", a, ("float16", "bfloat16", "int8"), 2)
+    elem = element_of("a", a)
+    b = as_array("b", b, elem, 2)
+    parse_layout("layout_a", layout_a)
+    parse_layout("layout_b", layout_b)
+    m, k = a.shape
+    kb, n = b.shape
+    if kb != k:
+        raise ArgumentError(f"b: expected shape ({k}, n) to match a's k = {k}, got {b.shape}")
+    check_extent("m", m)
+    check_extent("n", n)
+    check_extent("k", k, low=1)
+    out = out_element(elem, out_dtype)
+    check_core_num(core_num, arch)
+    return m, n, k, elem, out
 
 
 def launch(kernel, args, core_num: int, *, seed=None, observers=(), return_report=False, options=None):
-    """``DeviceGemm(kernel)``: can_implement -> initialize (workspace allocated, poisoned) -> run. Returns the
-    workload report when asked (else None)."""
+    """``DeviceGemm(kernel)``: can_implement (an :class:`ArgumentError` if it rejects the arguments) ->
+    initialize (workspace allocated, poisoned) -> run. Returns the workload report when asked (else None)."""
     op = DeviceGemm(kernel)
     if not op.can_implement(args):
         raise ArgumentError(f"{type(kernel).__name__}: CanImplement rejected the arguments")
-    op.initialize(args)
-    recorder = WorkloadRecorder() if return_report else None
-    obs = tuple(observers) + ((recorder,) if recorder else ())
-    op.run(core_num, seed=seed, observers=obs, options=options)
-    return recorder.report if recorder else None
+    report, _ = initialize_and_run(op, args, core_num, seed=seed, observers=observers, return_report=return_report,
+                                   options=options)
+    return report
 
 
 __all__ = ["ALLOWED_OUT", "DEFAULT_OUT", "as_stored", "check_extent", "element_of", "gm_input", "gm_output",
-           "launch", "out_element", "parse_layout"]
+           "launch", "out_element", "parse_layout", "validate_matmul_inputs"]

@@ -9,19 +9,9 @@ from functools import lru_cache
 import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
-from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops._matmul import (
-    check_extent,
-    element_of,
-    gm_input,
-    gm_output,
-    launch,
-    out_element,
-    parse_layout,
-)
-from catlass_py.ops._validate import as_array, check_core_num
+from catlass_py.ops._matmul import gm_input, gm_output, launch, parse_layout, validate_matmul_inputs
 
 
 @lru_cache(maxsize=32)
@@ -33,23 +23,7 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a="
                             layout_b=parse_layout("layout_b", layout_b), out_element=out)
 
 
-def validate_inputs(a, b, layout_a, layout_b, out_dtype, core_num, arch) -> tuple[int, int, int, str, str]:
-    """Check every input of the op; return (m, n, k, input element, output element)."""
-    a = as_array("a", a, ("float16", "bfloat16", "int8"), 2)
-    elem = element_of("a", a)
-    b = as_array("b", b, elem, 2)
-    parse_layout("layout_a", layout_a)
-    parse_layout("layout_b", layout_b)
-    m, k = a.shape
-    kb, n = b.shape
-    if kb != k:
-        raise ArgumentError(f"b: expected shape ({k}, n) to match a's k = {k}, got {b.shape}")
-    check_extent("m", m)
-    check_extent("n", n)
-    check_extent("k", k, low=1)
-    out = out_element(elem, out_dtype)
-    check_core_num(core_num, arch)
-    return m, n, k, elem, out
+validate_inputs = validate_matmul_inputs  # the plain matmul's input rules
 
 
 def basic_matmul(a, b, *, layout_a="row", layout_b="row", out_dtype=None, core_num: int = 24,

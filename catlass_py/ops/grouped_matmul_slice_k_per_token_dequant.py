@@ -14,14 +14,13 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.ops._common import (
     check_positive,
     empty_result,
-    finish,
     gm_input,
     gm_output,
     gm_storage,
     load_example,
-    run_kernel,
+    run_operator,
 )
-from catlass_py.ops._validate import as_array, check_core_num, check_group_list, check_shape
+from catlass_py.ops._validate import as_array, check_core_num, check_group_list, check_kernel_group_list, check_shape
 
 OUT_TYPES = ("bfloat16", "float16")
 
@@ -73,18 +72,16 @@ def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_
         return empty_result((g, m, n), scale.dtype, return_report, return_launch)
     if kernel is None:
         kernel = build_kernel(arch, out, gdt)
-    elif kernel.element_group_list.name != gdt:
-        raise ArgumentError(
-            f"group_list: the kernel was assembled for {kernel.element_group_list} group lists, got {gdt}")
+    else:
+        check_kernel_group_list(kernel, gdt)
     mmad = kernel.block_mmad
     d_host = np.zeros((g, m, n), dtype=kernel.block_epilogue.d_type.element.numpy)
     args = kernel.Arguments(
         GemmCoord(m, n, k), g, gm_input("group_list", group_list),
         gm_input("a", gm_storage(a, mmad.a_type.layout)), gm_input("b", gm_storage(b, mmad.b_type.layout)),
         gm_input("scale", scale), gm_input("per_token_scale", per_token_scale), gm_output("d", d_host))
-    report, launch = run_kernel(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report,
-                                options=options)
-    return finish(d_host, report, launch, return_report, return_launch)
+    return run_operator(kernel, args, d_host, core_num, seed=seed, observers=observers,
+                        return_report=return_report, return_launch=return_launch, options=options)
 
 
 __all__ = ["build_kernel", "grouped_matmul_slice_k_per_token_dequant", "validate_inputs"]

@@ -12,8 +12,8 @@ from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops._common import check_positive, empty_result, finish, gm_input, gm_output, load_example, run_kernel
-from catlass_py.ops._validate import as_array, check_core_num, check_group_list, check_shape
+from catlass_py.ops._common import check_positive, empty_result, gm_input, gm_output, load_example, run_operator
+from catlass_py.ops._validate import as_array, check_core_num, check_group_list, check_kernel_group_list, check_shape
 
 SCALE_TYPES = ("float32", "float16", "bfloat16")
 OUT_TYPES = ("float16", "bfloat16")
@@ -78,18 +78,16 @@ def grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, per_to
         return empty_result((m, n), get_dtype(out).numpy, return_report, return_launch)
     if kernel is None:
         kernel = build_kernel(arch, out, sdt, gdt)
-    elif kernel.element_group_list.name != gdt:
-        raise ArgumentError(
-            f"group_list: the kernel was assembled for {kernel.element_group_list} group lists, got {gdt}")
+    else:
+        check_kernel_group_list(kernel, gdt)
     d_type = kernel.block_epilogue.d_type.element
     d_host = np.zeros((m, n), dtype=d_type.numpy)
     gm = {name: gm_input(name, x) for name, x in (("a", a), ("b", b), ("group_list", group_list), ("scale", scale),
                                                    ("per_token_scale", per_token_scale))}
     args = kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["scale"],
                             gm["per_token_scale"], gm_output("d", d_host))
-    report, launch = run_kernel(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report,
-                                options=options)
-    return finish(d_host, report, launch, return_report, return_launch)
+    return run_operator(kernel, args, d_host, core_num, seed=seed, observers=observers,
+                        return_report=return_report, return_launch=return_launch, options=options)
 
 
 __all__ = ["build_kernel", "grouped_matmul_slice_m_per_token_dequant_moe", "validate_inputs"]

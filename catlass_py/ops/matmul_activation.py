@@ -19,15 +19,13 @@ from catlass_py.ops._common import (
     gm_output,
     gm_storage,
     layout_arg,
-    finish,
     load_example,
-    run_kernel,
+    run_operator,
 )
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops._validate import as_array, check_core_num
+from catlass_py.ops._validate import FLOAT_OUT_TYPES, FLOAT_TYPES, check_core_num, check_matmul_operands
 
-FLOAT_TYPES = ("float16", "bfloat16")
-OUT_TYPES = ("float16", "bfloat16", "float32")
+OUT_TYPES = FLOAT_OUT_TYPES
 _EXAMPLES = {"gelu": "27_matmul_gelu", "silu": "28_matmul_silu"}
 
 
@@ -45,13 +43,7 @@ def build_kernel(activation: str = "gelu", arch: ArchSpec = ATLAS_A2, swizzle_di
 
 def validate_inputs(a, b, out_dtype, core_num, arch) -> tuple[int, int, int, str, str]:
     """Check every input of the ops; return (m, n, k, element, out dtype name)."""
-    a = as_array("a", a, FLOAT_TYPES, 2)
-    element = str(a.dtype)
-    b = as_array("b", b, element, 2)
-    m, k = a.shape
-    if b.shape[0] != k:
-        raise ArgumentError(f"b: expected shape ({k}, n) to match a's k = {k}, got {b.shape}")
-    n = b.shape[1]
+    m, n, k, element = check_matmul_operands(a, b, FLOAT_TYPES)
     check_positive("a", k, "k (an empty K would store an uninitialised accumulator)")
     out = element if out_dtype is None else str(np.dtype(out_dtype)) if not isinstance(out_dtype, str) else out_dtype
     if out not in OUT_TYPES:
@@ -75,9 +67,8 @@ def _matmul_activation(activation, a, b, *, out_dtype, layout_a, layout_b, core_
     d_host = np.zeros((m, n), dtype=d_type.numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1),
                             gm_input("a", gm_storage(a, la)), gm_input("b", gm_storage(b, lb)), gm_output("d", d_host))
-    report, launch = run_kernel(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report,
-                                options=options)
-    return finish(d_host, report, launch, return_report, return_launch)
+    return run_operator(kernel, args, d_host, core_num, seed=seed, observers=observers,
+                        return_report=return_report, return_launch=return_launch, options=options)
 
 
 def matmul_gelu(a, b, *, out_dtype=None, layout_a="row_major", layout_b="row_major", core_num: int = 24,

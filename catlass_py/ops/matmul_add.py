@@ -20,13 +20,10 @@ from catlass_py.ops._common import (
     gm_output,
     gm_storage,
     layout_arg,
-    finish,
     load_example,
-    run_kernel,
+    run_operator,
 )
-from catlass_py.ops._validate import as_array, check_core_num, check_shape
-
-FLOAT_TYPES = ("float16", "bfloat16")
+from catlass_py.ops._validate import FLOAT_TYPES, as_array, check_core_num, check_shape
 
 
 @lru_cache(maxsize=32)
@@ -78,9 +75,8 @@ def matmul_add(a, b, x, *, layout_a="row_major", layout_b="row_major", core_num:
     gm_b = gm_input("b", gm_storage(b, lb))
     gm_d = gm_output("d", d_host)
     args = kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1), gm_a, gm_b, gm_d)
-    report, launch = run_kernel(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report,
-                                options=options)
-    return finish(d_host, report, launch, return_report, return_launch)
+    return run_operator(kernel, args, d_host, core_num, seed=seed, observers=observers,
+                        return_report=return_report, return_launch=return_launch, options=options)
 
 
 __all__ = ["build_kernel", "matmul_add", "validate_inputs"]

@@ -18,9 +18,8 @@ from catlass_py.ops._common import (
     gm_output,
     gm_storage,
     layout_arg,
-    finish,
     load_example,
-    run_kernel,
+    run_operator,
 )
 from catlass_py.ops._validate import as_array, check_core_num, check_shape
 
@@ -76,9 +75,8 @@ def quant_matmul(a, b, scale, per_token_scale, *, layout_a="row_major", layout_b
     args = kernel.Arguments(GemmCoord(m, n, k), core_num, gm_input("a", gm_storage(a, la)),
                             gm_input("b", gm_storage(b, lb)), gm_input("scale", scale),
                             gm_input("per_token_scale", per_token_scale), gm_output("d", d_host))
-    report, launch = run_kernel(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report,
-                                options=options)
-    return finish(d_host, report, launch, return_report, return_launch)
+    return run_operator(kernel, args, d_host, core_num, seed=seed, observers=observers,
+                        return_report=return_report, return_launch=return_launch, options=options)
 
 
 __all__ = ["build_kernel", "quant_matmul", "validate_inputs"]

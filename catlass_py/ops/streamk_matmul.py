@@ -8,7 +8,6 @@ from functools import lru_cache
 import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
-from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.layout import RowMajor
 from catlass_py.ops._common import (
@@ -18,13 +17,10 @@ from catlass_py.ops._common import (
     gm_output,
     gm_storage,
     layout_arg,
-    finish,
     load_example,
-    run_kernel,
+    run_operator,
 )
-from catlass_py.ops._validate import as_array, check_core_num
-
-FLOAT_TYPES = ("float16", "bfloat16")
+from catlass_py.ops._validate import FLOAT_TYPES, check_core_num, check_matmul_operands
 
 
 @lru_cache(maxsize=32)
@@ -36,13 +32,7 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a=R
 
 def validate_inputs(a, b, core_num, arch) -> tuple[int, int, int, str]:
     """Check every input; return (m, n, k, element)."""
-    a = as_array("a", a, FLOAT_TYPES, 2)
-    element = str(a.dtype)
-    b = as_array("b", b, element, 2)
-    m, k = a.shape
-    if b.shape[0] != k:
-        raise ArgumentError(f"b: expected shape ({k}, n) to match a's k = {k}, got {b.shape}")
-    n = b.shape[1]
+    m, n, k, element = check_matmul_operands(a, b, FLOAT_TYPES)
     check_positive("a", k, "k (an empty K would store uninitialised accumulators)")
     check_core_num(core_num, arch)
     return m, n, k, element
@@ -71,9 +61,8 @@ def streamk_matmul(a, b, *, layout_a="row_major", layout_b="row_major", core_num
     c_host = np.zeros((m, n), dtype=kernel.block_mmad.element_c.numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), core_num, gm_input("a", gm_storage(a, la)),
                             gm_input("b", gm_storage(b, lb)), gm_output("c", c_host))
-    report, launch = run_kernel(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report,
-                                options=options)
-    return finish(c_host, report, launch, return_report, return_launch)
+    return run_operator(kernel, args, c_host, core_num, seed=seed, observers=observers,
+                        return_report=return_report, return_launch=return_launch, options=options)
 
 
 __all__ = ["build_kernel", "streamk_matmul", "validate_inputs"]
