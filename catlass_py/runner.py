@@ -1,4 +1,5 @@
-"""What runnable examples share: the result record, CATLASS-style argument parsing and a progress observer.
+"""What runnable examples share: the result record, CATLASS-style argument parsing, a progress observer, and the
+host-side steps of ``run()`` around the launch (:func:`to_device`, :class:`ExampleRun`).
 
 An example module (``examples/NN_name.py``, importable as ``catlass_py.examples.NN_name``) defines:
 
@@ -17,12 +18,15 @@ import copy
 import hashlib
 import importlib
 import pkgutil
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
 from catlass_py.arch.events import MarkerEvent, Observer
+from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.arch.pipes import CoreType
 from catlass_py.errors import ArgumentError
 
@@ -119,3 +123,65 @@ class BlockProgress(Observer):
     def on_event(self, e) -> None:
         if isinstance(e, MarkerEvent) and e.kind == "block" and e.core.type is CoreType.AIC:
             self.advance(1)
+
+
+def to_device(name: str, host: np.ndarray, *, read_only: bool = True, dtype=None) -> GlobalTensor:
+    """A GM tensor over the host array (the C++ host's ``aclrtMalloc`` + ``aclrtMemcpy``), typed ``dtype``
+    (default: the array's). An input is read-only; an output (``read_only=False``) is written in place, so
+    ``host`` holds the result after the launch."""
+    return GlobalBuffer.from_array(host, name, read_only=read_only).tensor(host.dtype if dtype is None else dtype)
+
+
+class ExampleRun:
+    """The part of an example's ``run()`` around its launch: the cores to use (``cores``, default every AI core
+    of ``arch``, as ``aclrtGetDeviceInfo``), the launch's observers (a workload recorder, the caller's
+    ``observers`` and ``progress``), its wall time, and the :class:`ExampleResult` with CATLASS's verdict.
+
+    ::
+
+        ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+        with ex.timing():
+            out = op(..., core_num=ex.core_num, observers=ex.observers(total_blocks))
+        return ex.result(out, golden.compare_data(out, expect, k), shape=..., details=...)
+    """
+
+    def __init__(self, example: str, arch, cores: int | None = None, *, observers=(), progress=None):
+        from catlass_py.analysis.workload import WorkloadRecorder  # the analysis package imports this module
+
+        self.example = example
+        self.core_num = arch.core_num if cores is None else cores
+        self.recorder = WorkloadRecorder()
+        self.seconds = 0.0
+        self._observers = tuple(observers)
+        self._progress = progress
+
+    @property
+    def report(self):
+        """The launch's :class:`~catlass_py.analysis.WorkloadReport`."""
+        return self.recorder.report
+
+    def observers(self, total_blocks: int) -> tuple:
+        """The observers of the launch: the workload recorder, the caller's, and the progress hook (which learns
+        that ``total_blocks`` blocks are coming)."""
+        progress = ()
+        if self._progress is not None:
+            self._progress.set_total(total_blocks)
+            progress = (self._progress,)
+        return (self.recorder, *self._observers, *progress)
+
+    @contextmanager
+    def timing(self):
+        """Time the launch inside the ``with`` block (``seconds`` of the result)."""
+        t0 = time.perf_counter()
+        yield
+        self.seconds = time.perf_counter() - t0
+
+    def result(self, output, compare, *, shape: dict, details: dict, launch_result=None) -> ExampleResult:
+        """The example's :class:`ExampleResult`: ``compare`` (a CATLASS golden compare) gives the verdict,
+        ``output`` the digest."""
+        return ExampleResult(
+            example=self.example, passed=compare.passed, error_count=compare.error_count,
+            max_abs_error=float(compare.max_abs_error), seconds=self.seconds,
+            blocks_per_core=self.report.blocks_per_core(), shape=shape, cores=self.core_num, details=details,
+            output_digest=output_digest(output), launch_result=launch_result,
+        )

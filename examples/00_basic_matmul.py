@@ -12,17 +12,15 @@ operands.
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
-from catlass_py.arch import ATLAS_A2, GlobalBuffer
+from catlass_py.arch import ATLAS_A2
 from catlass_py.gemm import BlockMmad, GemmCoord, GemmIdentityBlockSwizzle, GemmShape, GemmType, MmadAtlasA2Pingpong
 from catlass_py.kernel import BasicMatmul, DeviceGemm
 from catlass_py.layout import RowMajor
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 
 NAME = "00_basic_matmul"
 USAGE = "m n k [device_id]"
@@ -71,14 +69,15 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     from catlass_py.ops.basic_matmul import validate_inputs
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores  # GetCoreNumAic(): every cube core
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num  # GetCoreNumAic(): every cube core
     a, b = make_inputs(m, n, k)
     validate_inputs(a, b, RowMajor, RowMajor, None, core_num, arch)
 
-    gm_a = GlobalBuffer.from_array(a, "a", read_only=True).tensor(a.dtype)
-    gm_b = GlobalBuffer.from_array(b, "b", read_only=True).tensor(b.dtype)
+    gm_a = to_device("a", a)
+    gm_b = to_device("b", b)
     host_c = np.zeros((m, n), np.float16)
-    gm_c = GlobalBuffer.from_array(host_c, "c").tensor(host_c.dtype)
+    gm_c = to_device("c", host_c, read_only=False)
 
     kernel = assemble(arch)
     args = kernel.Arguments(GemmCoord(m, n, k), gm_a, gm_b, gm_c)
@@ -86,23 +85,15 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     gemm_op.can_implement(args)
     gemm_op.initialize(args)  # no workspace
 
-    recorder = WorkloadRecorder()
-    extra = ()
-    if progress is not None:
-        progress.set_total(kernel.total_blocks((m, n, k)))
-        extra = (progress,)
-    t0 = time.perf_counter()
-    launch_result = gemm_op.run(core_num, seed=seed, observers=(recorder, *observers, *extra), options=options)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(kernel.total_blocks((m, n, k)))
+    with ex.timing():
+        launch_result = gemm_op.run(core_num, seed=seed, observers=obs, options=options)
 
     expect = golden.matmul(a, b)
     result = golden.compare_data(host_c, expect, k)
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(), shape={"m": m, "n": n, "k": k}, cores=core_num,
+    return ex.result(
+        host_c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": kernel.total_blocks((m, n, k)), "swizzle": "<3,0>"},
-        output_digest=output_digest(host_c), launch_result=launch_result,
     )
 
 

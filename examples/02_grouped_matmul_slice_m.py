@@ -14,13 +14,11 @@ C++: A then B from glibc's stream (``-5.0..5.0`` in double), then ``GenerateGrou
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
-from catlass_py.arch import ATLAS_A2, GlobalBuffer
+from catlass_py.arch import ATLAS_A2
 from catlass_py.gemm import (
     BlockMmad,
     GemmCoord,
@@ -31,7 +29,7 @@ from catlass_py.gemm import (
 )
 from catlass_py.kernel import DeviceGemm, GroupedMatmulSliceM
 from catlass_py.layout import ColumnMajor, RowMajor
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 
 NAME = "02_grouped_matmul_slice_m"
 USAGE = "problem_count m n k [device_id]"
@@ -89,16 +87,17 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     from catlass_py.ops.grouped_matmul_slice_m import validate_inputs
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num
     a, b, group_list = make_inputs(problem_count, m, n, k)
     validate_inputs(a, b, group_list, ColumnMajor, False, None, core_num, arch)
 
-    gm_a = GlobalBuffer.from_array(a, "a", read_only=True).tensor(a.dtype)
+    gm_a = to_device("a", a)
     b_stored = np.ascontiguousarray(np.swapaxes(b, 1, 2))  # the C++ buffer: per group n x k
-    gm_b = GlobalBuffer.from_array(b_stored, "b", read_only=True).tensor(b.dtype)
-    gm_gl = GlobalBuffer.from_array(group_list, "group_list", read_only=True).tensor(group_list.dtype)
+    gm_b = to_device("b", b_stored)
+    gm_gl = to_device("group_list", group_list)
     host_c = np.zeros((m, n), np.float16)
-    gm_c = GlobalBuffer.from_array(host_c, "c").tensor(host_c.dtype)
+    gm_c = to_device("c", host_c, read_only=False)
 
     tiling = tiling_for(n, k)
     kernel = assemble(arch, tiling=tiling)
@@ -106,28 +105,19 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     gemm_op = DeviceGemm(kernel)
     gemm_op.initialize(args)
 
-    recorder = WorkloadRecorder()
-    extra = ()
     total = kernel.total_blocks(group_list, n)
-    if progress is not None:
-        progress.set_total(total)
-        extra = (progress,)
-    t0 = time.perf_counter()
-    launch_result = gemm_op.run(core_num, seed=seed, observers=(recorder, *observers, *extra), options=options)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(total)
+    with ex.timing():
+        launch_result = gemm_op.run(core_num, seed=seed, observers=obs, options=options)
 
     expect = golden.grouped_matmul_slice_m(a, b, group_list)
     rows = int(group_list[-1]) if problem_count else 0
     result = golden.compare_data(host_c, expect, k, valid=rows * n)
     sizes = np.diff(np.concatenate([[0], group_list]))
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(),
-        shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, cores=core_num,
+    return ex.result(
+        host_c, result, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"rows_written": rows, "empty_groups": int((sizes == 0).sum()), "total_blocks": total,
                  "tiling": tiling, "swizzle": "<3,0>" if tiling == "k>n" else "<3,1>"},
-        output_digest=output_digest(host_c), launch_result=launch_result,
     )
 
 

@@ -11,18 +11,16 @@ follows ``examples/03_matmul_add/matmul_add.cpp``; inputs are generated like the
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import ATLAS_A2
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2ElemWiseOneSource
 from catlass_py.gemm import BlockMmad, GemmIdentityBlockSwizzle, GemmShape, GemmType, MmadAtlasA2Pingpong
 from catlass_py.kernel.matmul_epilogue import MatmulEpilogue
 from catlass_py.layout import RowMajor
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 from catlass_py.tile import EpilogueTileCopy
 from catlass_py.tile.vector_elementwise import TileElemWiseAdd
 
@@ -80,29 +78,20 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     from catlass_py.ops.matmul_add import matmul_add
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num
     a, b, x = inputs(m, n, k)
     kernel = assemble(arch, swizzle_direction=0 if m > n else 1)
-    recorder = WorkloadRecorder()
-    extra = ()
-    if progress is not None:
-        progress.set_total(kernel.total_blocks((m, n, k)))
-        extra = (progress,)
-    obs = (recorder, *observers, *extra)
-    t0 = time.perf_counter()
-    d, launch_result = matmul_add(a, b, x, core_num=core_num, seed=seed, observers=obs, kernel=kernel,
-                                  options=options, return_launch=True)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(kernel.total_blocks((m, n, k)))
+    with ex.timing():
+        d, launch_result = matmul_add(a, b, x, core_num=core_num, seed=seed, observers=obs, kernel=kernel,
+                                      options=options, return_launch=True)
     expect = golden.matmul_add(a, b, x)
     result = golden.compare_data(d, expect, k)
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(),
-        shape={"m": m, "n": n, "k": k}, cores=core_num,
-        output_digest=output_digest(d), launch_result=launch_result,
+    return ex.result(
+        d, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": kernel.total_blocks((m, n, k)), "workspace_bytes": 2 * m * n,
-                 "tiles_per_aiv": recorder.report.tiles_per_aiv()},
+                 "tiles_per_aiv": ex.report.tiles_per_aiv()},
     )
 
 

@@ -15,12 +15,10 @@ nearly every element of A and B is then 5.0.
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import ATLAS_A2, GlobalBuffer
 from catlass_py.examples._host import fill_random_fp16_t
 from catlass_py.gemm import (
@@ -33,7 +31,7 @@ from catlass_py.gemm import (
 )
 from catlass_py.kernel import DeviceGemm, GroupedMatmulSliceK
 from catlass_py.layout import ColumnMajor, RowMajor
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 
 NAME = "05_grouped_matmul_slice_k"
 USAGE = "problem_count m n k [device_id]"
@@ -80,13 +78,14 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     from catlass_py.ops.grouped_matmul_slice_k import validate_inputs
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num
     a, b, group_list = make_inputs(problem_count, m, n, k)
     validate_inputs(a, b, group_list, None, core_num, arch)
 
-    gm_a = GlobalBuffer.from_array(np.ascontiguousarray(a.T), "a", read_only=True).tensor(a.dtype)
-    gm_b = GlobalBuffer.from_array(b, "b", read_only=True).tensor(b.dtype)
-    gm_gl = GlobalBuffer.from_array(group_list, "group_list", read_only=True).tensor(group_list.dtype)
+    gm_a = to_device("a", np.ascontiguousarray(a.T))
+    gm_b = to_device("b", b)
+    gm_gl = to_device("group_list", group_list)
     c_buf = GlobalBuffer.empty(problem_count * m * n * 2, "c")  # uninitialised device memory (poison)
     gm_c = c_buf.tensor("float16")
 
@@ -95,27 +94,18 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     gemm_op = DeviceGemm(kernel)
     gemm_op.initialize(args)
 
-    recorder = WorkloadRecorder()
-    extra = ()
     total = kernel.total_blocks(group_list, m, n)
-    if progress is not None:
-        progress.set_total(total)
-        extra = (progress,)
-    t0 = time.perf_counter()
-    launch_result = gemm_op.run(core_num, seed=seed, observers=(recorder, *observers, *extra), options=options)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(total)
+    with ex.timing():
+        launch_result = gemm_op.run(core_num, seed=seed, observers=obs, options=options)
 
     host_c = c_buf.raw.view(np.float16).reshape(problem_count, m, n).copy()
     expect = golden.grouped_matmul_slice_k(a, b, group_list)
     result = golden.compare_data(host_c, expect, k)
     sizes = np.diff(np.concatenate([[0], group_list]))
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(),
-        shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, cores=core_num,
+    return ex.result(
+        host_c, result, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"empty_groups": int((sizes == 0).sum()), "total_blocks": total, "swizzle": "<3,1>"},
-        output_digest=output_digest(host_c), launch_result=launch_result,
     )
 
 

@@ -12,18 +12,16 @@ follows ``grouped_matmul_slice_m_per_token_dequant_moe.cpp``; inputs are generat
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import ATLAS_A2
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2PerTokenDequant, EpilogueHorizontalTileSwizzle
 from catlass_py.gemm import BlockMmad, GemmIdentityBlockSwizzle, GemmShape, GemmType, MmadAtlasA2PreloadAsync
 from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant import GroupedMatmulSliceMPerTokenDequant
 from catlass_py.layout import RowMajor, VectorLayout
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 from catlass_py.tile import EpilogueTileCopy, TileBroadcastOneBlk, TileOneBlkColumnBroadcastMul, TileRowBroadcastMul
 
 NAME = "07_grouped_matmul_slice_m_per_token_dequant_moe"
@@ -91,29 +89,20 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     )
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num
     a, b, group_list, scale, pts = inputs(problem_count, m, n, k)
     kernel = assemble(arch)
-    recorder = WorkloadRecorder()
-    extra = ()
-    if progress is not None:
-        progress.set_total(kernel.total_blocks(group_list, n))
-        extra = (progress,)
-    obs = (recorder, *observers, *extra)
-    t0 = time.perf_counter()
-    d, launch_result = grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, pts, core_num=core_num,
-                                                                    seed=seed, observers=obs, kernel=kernel,
-                                                                    options=options, return_launch=True)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(kernel.total_blocks(group_list, n))
+    with ex.timing():
+        d, launch_result = grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, pts, core_num=core_num,
+                                                                        seed=seed, observers=obs, kernel=kernel,
+                                                                        options=options, return_launch=True)
     expect = golden.grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, pts)
     rows = int(group_list[-1]) if problem_count else 0
     result = golden.compare_data(d, expect, k, valid=rows * n)
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(),
-        shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, cores=core_num,
-        output_digest=output_digest(d), launch_result=launch_result,
+    return ex.result(
+        d, result, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"rows_written": rows, "total_blocks": kernel.total_blocks(group_list, n),
                  "workspace_bytes": m * n * 4,
                  "bit_exact": bool(np.array_equal(d[:rows], expect[:rows].astype(d.dtype)))},

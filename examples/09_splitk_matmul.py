@@ -12,18 +12,16 @@ vector cores add the slices and cast to fp16 (``SplitkReduceAdd``). B is column-
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import ATLAS_A2
 from catlass_py.gemm import BlockMmad, GemmShape, GemmType, MmadAtlasA2Pingpong
 from catlass_py.gemm.block.swizzle_splitk import SplitkGemmIdentityBlockSwizzle
 from catlass_py.kernel.splitk_matmul import SplitkMatmul, SplitkReduceAdd
 from catlass_py.layout import ColumnMajor, RowMajor
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 
 NAME = "09_splitk_matmul"
 USAGE = "m n k [device_id]"
@@ -73,30 +71,21 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     from catlass_py.ops.splitk_matmul import splitk_matmul
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num
     a, b = inputs(m, n, k)
     kernel = assemble(arch)
-    recorder = WorkloadRecorder()
-    extra = ()
-    if progress is not None:
-        progress.set_total(kernel.total_blocks((m, n, k), core_num))
-        extra = (progress,)
-    obs = (recorder, *observers, *extra)
-    t0 = time.perf_counter()
-    c, launch_result = splitk_matmul(a, b, layout_b="column_major", core_num=core_num, seed=seed, observers=obs,
-                                     kernel=kernel, options=options, return_launch=True)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(kernel.total_blocks((m, n, k), core_num))
+    with ex.timing():
+        c, launch_result = splitk_matmul(a, b, layout_b="column_major", core_num=core_num, seed=seed, observers=obs,
+                                         kernel=kernel, options=options, return_launch=True)
     expect = golden.matmul(a, b)
     result = golden.compare_data(c, expect, k)
     factor = kernel.get_splitk_factor(m, n, k, core_num)
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(),
-        shape={"m": m, "n": n, "k": k}, cores=core_num,
-        output_digest=output_digest(c), launch_result=launch_result,
+    return ex.result(
+        c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"splitk_factor": factor, "total_blocks": kernel.total_blocks((m, n, k), core_num),
-                 "workspace_bytes": 4 * m * n * factor, "tiles_per_aiv": recorder.report.tiles_per_aiv()},
+                 "workspace_bytes": 4 * m * n * factor, "tiles_per_aiv": ex.report.tiles_per_aiv()},
     )
 
 

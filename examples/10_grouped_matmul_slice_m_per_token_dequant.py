@@ -11,12 +11,10 @@ generated exactly like the C++ host code (glibc rand), so the output can be comp
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import ATLAS_A2, GlobalBuffer
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2PerTokenDequant, EpilogueHorizontalTileSwizzle
 from catlass_py.gemm import (
@@ -29,7 +27,7 @@ from catlass_py.gemm import (
 )
 from catlass_py.kernel import DeviceGemm, GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace
 from catlass_py.layout import RowMajor, VectorLayout
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 from catlass_py.tile import (
     CopyGmToL1GMMPTD,
     EpilogueTileCopy,
@@ -105,7 +103,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant import validate_inputs
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores  # aclrtGetDeviceInfo: every AI core of the chip
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num  # aclrtGetDeviceInfo: every AI core of the chip
 
     # Host data, generated like the C++ (glibc rand(); groupList after srand(0)).
     inputs = data.example10_inputs(problem_count, m, n, k)
@@ -113,10 +112,9 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
 
     # Device buffers: inputs read-only, D allocated (uninitialised on the device; zero here so unwritten rows
     # read 0), workspace from GetWorkspaceSize.
-    gm = {name: GlobalBuffer.from_array(x, name, read_only=True).tensor(x.dtype)
-          for name, x in inputs.as_dict().items()}
+    gm = {name: to_device(name, x) for name, x in inputs.as_dict().items()}
     host_d = np.zeros((m, n), dtype=inputs.scale.dtype)
-    gm_d = GlobalBuffer.from_array(host_d, "d").tensor(host_d.dtype)
+    gm_d = to_device("d", host_d, read_only=False)
 
     kernel = assemble(arch)
     args = kernel.Arguments(GemmCoord(m, n, k), problem_count, core_num, gm["group_list"], gm["a"], gm["b"],
@@ -126,14 +124,9 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     workspace = GlobalBuffer.empty(gemm_op.get_workspace_size(args), "workspace")
     gemm_op.initialize(args, workspace)
 
-    recorder = WorkloadRecorder()
-    extra = ()
-    if progress is not None:
-        progress.set_total(kernel.total_blocks(inputs.group_list, n))
-        extra = (progress,)
-    t0 = time.perf_counter()
-    launch_result = gemm_op.run(core_num, seed=seed, observers=(recorder, *observers, *extra), options=options)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(kernel.total_blocks(inputs.group_list, n))
+    with ex.timing():
+        launch_result = gemm_op.run(core_num, seed=seed, observers=obs, options=options)
 
     # Golden and CATLASS's compare: only the rows the groups cover.
     expect = golden.grouped_matmul_slice_m_per_token_dequant(
@@ -142,11 +135,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     result = golden.compare_data(host_d, expect, k, valid=valid)
     rows = int(inputs.group_list[-1])
     sizes = np.diff(np.concatenate([[0], inputs.group_list]))
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(),
-        shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, cores=core_num,
+    return ex.result(
+        host_d, result, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
         details={
             "rows_written": rows,
             "empty_groups": int((sizes == 0).sum()),
@@ -155,8 +145,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
             "workspace_bytes": workspace.nbytes,
             "bit_exact": bool(np.array_equal(host_d[:rows], expect[:rows].astype(host_d.dtype))),
         },
-        output_digest=output_digest(host_d),
-        launch_result=launch_result,
     )
 
 

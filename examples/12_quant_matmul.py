@@ -12,12 +12,10 @@ code (glibc rand), so the output can be compared with a device dump.
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import ATLAS_A2
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2PerTokenDequant, EpilogueHorizontalTileSwizzle
 from catlass_py.gemm import (
@@ -29,7 +27,7 @@ from catlass_py.gemm import (
 )
 from catlass_py.kernel.quant_matmul_multistage_workspace import QuantMatmulMultiStageWorkspace
 from catlass_py.layout import ColumnMajor, RowMajor, VectorLayout
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 from catlass_py.tile import EpilogueTileCopy, TileBroadcastOneBlk, TileOneBlkColumnBroadcastMul, TileRowBroadcastMul
 
 NAME = "12_quant_matmul"
@@ -97,27 +95,18 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     from catlass_py.ops.quant_matmul import quant_matmul
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num
     a, b, scale, pts = inputs(m, n, k)
     kernel = assemble(arch, swizzle_direction=0 if m > n else 1)
-    recorder = WorkloadRecorder()
-    extra = ()
-    if progress is not None:
-        progress.set_total(kernel.total_blocks((m, n, k)))
-        extra = (progress,)
-    obs = (recorder, *observers, *extra)
-    t0 = time.perf_counter()
-    d, launch_result = quant_matmul(a, b, scale, pts, layout_b="column_major", core_num=core_num, seed=seed,
-                                    observers=obs, kernel=kernel, options=options, return_launch=True)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(kernel.total_blocks((m, n, k)))
+    with ex.timing():
+        d, launch_result = quant_matmul(a, b, scale, pts, layout_b="column_major", core_num=core_num, seed=seed,
+                                        observers=obs, kernel=kernel, options=options, return_launch=True)
     expect = golden.quant_matmul(a, b, scale, pts)
     result = golden.compare_data(d, expect, k)
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(),
-        shape={"m": m, "n": n, "k": k}, cores=core_num,
-        output_digest=output_digest(d), launch_result=launch_result,
+    return ex.result(
+        d, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": kernel.total_blocks((m, n, k)),
                  "workspace_bytes": 128 * 256 * core_num * 2 * 4,
                  "bit_exact": bool(np.array_equal(d, expect.astype(d.dtype)))},

@@ -11,13 +11,11 @@ L0 128x256x64, swizzle ``<3,0>``). Inputs as the C++: A, B, bias from glibc's st
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
-from catlass_py.arch import ATLAS_A2, GlobalBuffer
+from catlass_py.arch import ATLAS_A2
 from catlass_py.gemm import (
     BlockMmad,
     GemmCoord,
@@ -28,7 +26,7 @@ from catlass_py.gemm import (
 )
 from catlass_py.kernel import DeviceGemm, MatmulBias
 from catlass_py.layout import RowMajor, VectorLayout
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 
 NAME = "20_matmul_bias"
 USAGE = "m n k [device_id]"
@@ -77,38 +75,30 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     from catlass_py.ops.matmul_bias import validate_inputs
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num
     a, b, bias = make_inputs(m, n, k)
     validate_inputs(a, b, bias, RowMajor, RowMajor, None, core_num, arch)
 
-    gm = {name: GlobalBuffer.from_array(x, name, read_only=True).tensor(x.dtype)
-          for name, x in (("a", a), ("b", b), ("bias", bias))}
+    gm = {name: to_device(name, x) for name, x in (("a", a), ("b", b), ("bias", bias))}
     host_c = np.zeros((m, n), np.float16)
-    gm_c = GlobalBuffer.from_array(host_c, "c").tensor(host_c.dtype)
+    gm_c = to_device("c", host_c, read_only=False)
 
     kernel = assemble(arch)
     args = kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm_c, gm["bias"])
     gemm_op = DeviceGemm(kernel)
     gemm_op.initialize(args)
 
-    recorder = WorkloadRecorder()
-    extra = ()
     total = kernel.total_blocks((m, n, k))
-    if progress is not None:
-        progress.set_total(total)
-        extra = (progress,)
-    t0 = time.perf_counter()
-    launch_result = gemm_op.run(core_num, seed=seed, observers=(recorder, *observers, *extra), options=options)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(total)
+    with ex.timing():
+        launch_result = gemm_op.run(core_num, seed=seed, observers=obs, options=options)
 
     expect = golden.matmul_bias(a, b, bias)
     result = golden.compare_data(host_c, expect, k)
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(), shape={"m": m, "n": n, "k": k}, cores=core_num,
+    return ex.result(
+        host_c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": total, "swizzle": "<3,0>"},
-        output_digest=output_digest(host_c), launch_result=launch_result,
     )
 
 

@@ -20,18 +20,16 @@ Inputs as the C++: A, B from glibc's stream (``-5.0f..5.0f``).
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import ATLAS_A2, GlobalBuffer
 from catlass_py.gemm import BlockMmad, GemmCoord, GemmIdentityBlockSwizzle, GemmShape, GemmType, MmadAtlasA2Preload
 from catlass_py.kernel import DeviceGemm, OptimizedMatmul, PaddingMatrixBlockND
 from catlass_py.kernel.padding_block_nd import is_need_padding
 from catlass_py.layout import ColumnMajor, RowMajor
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 from catlass_py.tile import ReluTileCopy
 
 NAME = "26_matmul_relu"
@@ -95,14 +93,15 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     from catlass_py.ops.matmul_relu import validate_inputs
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num
     a, b = make_inputs(m, n, k)
     validate_inputs(a, b, RowMajor, ColumnMajor, None, core_num, arch)
 
-    gm_a = GlobalBuffer.from_array(a, "a", read_only=True).tensor(a.dtype)
-    gm_b = GlobalBuffer.from_array(np.ascontiguousarray(b.T), "b", read_only=True).tensor(b.dtype)
+    gm_a = to_device("a", a)
+    gm_b = to_device("b", np.ascontiguousarray(b.T))
     host_c = np.zeros((m, n), np.float16)
-    gm_c = GlobalBuffer.from_array(host_c, "c").tensor(host_c.dtype)
+    gm_c = to_device("c", host_c, read_only=False)
 
     pad_a, pad_b = padding_needed(m, n, k)
     swizzle = (3, 0) if m > n else (3, 1)
@@ -112,25 +111,17 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     workspace = GlobalBuffer.empty(gemm_op.get_workspace_size(args), "workspace")
     gemm_op.initialize(args, workspace)
 
-    recorder = WorkloadRecorder()
-    extra = ()
     total = kernel.total_blocks((m, n, k))
-    if progress is not None:
-        progress.set_total(total)
-        extra = (progress,)
-    t0 = time.perf_counter()
-    launch_result = gemm_op.run(core_num, seed=seed, observers=(recorder, *observers, *extra), options=options)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(total)
+    with ex.timing():
+        launch_result = gemm_op.run(core_num, seed=seed, observers=obs, options=options)
 
     expect = golden.matmul_relu(a, b)
     result = golden.compare_data(host_c, expect, k)
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(), shape={"m": m, "n": n, "k": k}, cores=core_num,
+    return ex.result(
+        host_c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": total, "swizzle": f"<{swizzle[0]},{swizzle[1]}>", "padding_a": pad_a,
                  "padding_b": pad_b, "workspace_bytes": workspace.nbytes},
-        output_digest=output_digest(host_c), launch_result=launch_result,
     )
 
 

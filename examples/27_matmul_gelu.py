@@ -6,25 +6,24 @@
 The cube cores compute C = A @ B (fp16 inputs, fp32 C) into a GM workspace; the vector cores apply
 ``TileElemWiseGelu`` to their half of each block in fp32 and cast to fp16. The assembly follows
 ``examples/27_matmul_gelu/matmul_gelu.cpp``; inputs are generated like the C++ host code (glibc rand).
+Example 28 (matmul_silu) is this assembly and run with ``TileElemWiseSilu``.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import ATLAS_A2
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2ElemWiseNoSource
 from catlass_py.gemm import BlockMmad, GemmIdentityBlockSwizzle, GemmShape, GemmType, MmadAtlasA2Pingpong
 from catlass_py.kernel.matmul_activation import MatmulActivation
 from catlass_py.layout import RowMajor
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 from catlass_py.tile import EpilogueTileCopy
-from catlass_py.tile.vector_elementwise import TileElemWiseGelu
+from catlass_py.tile.vector_elementwise import TileElemWiseGelu, TileElemWiseSilu
 
 NAME = "27_matmul_gelu"
 USAGE = "m n k [device_id]"
@@ -32,10 +31,11 @@ SUMMARY = "fp16 matmul + Gelu activation on the vector cores (MatmulActivation, 
 
 
 def assemble(arch=ATLAS_A2, *, swizzle_direction=0, element="float16", out_dtype="float16", layout_a=RowMajor,
-             layout_b=RowMajor, compute_length=16384):
+             layout_b=RowMajor, compute_length=16384, activation=TileElemWiseGelu):
     """Build the kernel like the C++ example. ``swizzle_direction`` is 0 when m > n, else 1 (the C++ picks
     one of two instantiations at runtime); ``element`` is the type of A and B, ``out_dtype`` of D;
-    ``layout_a``/``layout_b`` swap operand layouts; ``compute_length`` is the epilogue's UB length."""
+    ``layout_a``/``layout_b`` swap operand layouts; ``compute_length`` is the epilogue's UB length;
+    ``activation`` is the epilogue's element-wise tile op (example 28 passes ``TileElemWiseSilu``)."""
     # 1. Block-level MMAD: ping-pong with the unit flag, L1 128x256x256, L0 128x256x64, fp32 C.
     dispatch_policy = MmadAtlasA2Pingpong(enable_unit_flag=True)
     l1_tile_shape = GemmShape(128, 256, 256)
@@ -48,7 +48,7 @@ def assemble(arch=ATLAS_A2, *, swizzle_direction=0, element="float16", out_dtype
 
     # 2. Epilogue: D = cast(gelu(C)), fp32 compute over 16384 elements (64 x 256 rows per vector core).
     epilogue_policy = EpilogueAtlasA2ElemWiseNoSource()
-    tile_elem_wise_epilogue = TileElemWiseGelu(arch, c_type, compute_length)
+    tile_elem_wise_epilogue = activation(arch, c_type, compute_length)
     epilogue_tile_copy = EpilogueTileCopy(arch, c_type, d_type=d_type)
     block_epilogue = BlockEpilogue(epilogue_policy, c_type, d_type, tile_elem_wise_epilogue, epilogue_tile_copy)
 
@@ -68,39 +68,40 @@ def inputs(m: int, n: int, k: int):
     return a, b
 
 
+#: the epilogue's tile op of each activation example (27: gelu, 28: silu)
+TILE_ELEM_WISE = {"gelu": TileElemWiseGelu, "silu": TileElemWiseSilu}
+
+
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
     """Run the example with CATLASS's arguments ``m n k [device_id]``.
 
     ``observers`` join the launch; ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches
     (``detect_races``, ``preempt_on_set``); ``seed`` overrides ``options.seed``."""
-    m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
-    from catlass_py.ops.matmul_activation import matmul_gelu
+    return run_activation(NAME, "gelu", argv, cores=cores, seed=seed, observers=observers, progress=progress,
+                          options=options)
+
+
+def run_activation(name: str, activation: str, argv, *, cores=None, seed=None, observers=(), progress=None,
+                   options=None) -> ExampleResult:
+    """``run()`` of example 27 (``activation='gelu'``) and 28 (``'silu'``): the same inputs, assembly, launch
+    and compare, with the activation's tile op, operator and golden."""
+    m, n, k, *_device = parse_positional(name, USAGE, list(argv))
+    from catlass_py.ops import matmul_activation as ops  # (the ops assemble through this script: import late)
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores
+    ex = ExampleRun(name, arch, cores, observers=observers, progress=progress)
     a, b = inputs(m, n, k)
-    kernel = assemble(arch, swizzle_direction=0 if m > n else 1)
-    recorder = WorkloadRecorder()
-    extra = ()
-    if progress is not None:
-        progress.set_total(kernel.total_blocks((m, n, k)))
-        extra = (progress,)
-    obs = (recorder, *observers, *extra)
-    t0 = time.perf_counter()
-    d, launch_result = matmul_gelu(a, b, core_num=core_num, seed=seed, observers=obs, kernel=kernel,
-                                   options=options, return_launch=True)
-    seconds = time.perf_counter() - t0
-    expect = golden.matmul_gelu(a, b)
+    kernel = assemble(arch, swizzle_direction=0 if m > n else 1, activation=TILE_ELEM_WISE[activation])
+    matmul_activation = {"gelu": ops.matmul_gelu, "silu": ops.matmul_silu}[activation]
+    launch_observers = ex.observers(kernel.total_blocks((m, n, k)))
+    with ex.timing():
+        d, launch_result = matmul_activation(a, b, core_num=ex.core_num, seed=seed, observers=launch_observers,
+                                             kernel=kernel, options=options, return_launch=True)
+    expect = {"gelu": golden.matmul_gelu, "silu": golden.matmul_silu}[activation](a, b)
     result = golden.compare_data(d, expect, k)
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(),
-        shape={"m": m, "n": n, "k": k}, cores=core_num,
-        output_digest=output_digest(d), launch_result=launch_result,
-        details={"total_blocks": kernel.total_blocks((m, n, k)), "workspace_bytes": 4 * m * n,
-                 "tiles_per_aiv": recorder.report.tiles_per_aiv()},
-    )
+    return ex.result(d, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
+                     details={"total_blocks": kernel.total_blocks((m, n, k)), "workspace_bytes": 4 * m * n,
+                              "tiles_per_aiv": ex.report.tiles_per_aiv()})
 
 
 if __name__ == "__main__":

@@ -4,68 +4,38 @@
     catlass-py run 28_matmul_silu 256 512 1024 --cores 4
 
 The cube cores compute C = A @ B (fp16 inputs, fp32 C) into a GM workspace; the vector cores apply
-``TileElemWiseSilu`` to their half of each block in fp32 and cast to fp16. The assembly follows
-``examples/28_matmul_silu/matmul_silu.cpp``; inputs are generated like the C++ host code (glibc rand).
+``TileElemWiseSilu`` to their half of each block in fp32 and cast to fp16. The C++
+(``examples/28_matmul_silu/matmul_silu.cpp``) is example 27's with the Silu tile op, and so is this script:
+the step-by-step assembly is :func:`assemble` in ``examples/27_matmul_gelu.py``, called here with
+``activation=TileElemWiseSilu``; inputs, launch and compare are 27's too.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
-import time
 
-import numpy as np
-
-from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import ATLAS_A2
-from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2ElemWiseNoSource
-from catlass_py.gemm import BlockMmad, GemmIdentityBlockSwizzle, GemmShape, GemmType, MmadAtlasA2Pingpong
-from catlass_py.kernel.matmul_activation import MatmulActivation
 from catlass_py.layout import RowMajor
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
-from catlass_py.tile import EpilogueTileCopy
+from catlass_py.runner import ExampleResult
 from catlass_py.tile.vector_elementwise import TileElemWiseSilu
 
 NAME = "28_matmul_silu"
 USAGE = "m n k [device_id]"
 SUMMARY = "fp16 matmul + Silu activation on the vector cores (MatmulActivation, fp32 workspace)"
 
+_matmul_gelu = importlib.import_module("catlass_py.examples.27_matmul_gelu")
+inputs = _matmul_gelu.inputs  # host data like the C++: A then B = FillRandomData<fp16_t>(-5.0f, 5.0f)
+
 
 def assemble(arch=ATLAS_A2, *, swizzle_direction=0, element="float16", out_dtype="float16", layout_a=RowMajor,
              layout_b=RowMajor, compute_length=16384):
-    """Build the kernel like the C++ example. ``swizzle_direction`` is 0 when m > n, else 1 (the C++ picks
-    one of two instantiations at runtime); ``element`` is the type of A and B, ``out_dtype`` of D;
-    ``layout_a``/``layout_b`` swap operand layouts; ``compute_length`` is the epilogue's UB length."""
-    # 1. Block-level MMAD: ping-pong with the unit flag, L1 128x256x256, L0 128x256x64, fp32 C.
-    dispatch_policy = MmadAtlasA2Pingpong(enable_unit_flag=True)
-    l1_tile_shape = GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(128, 256, 64)
-    a_type = GemmType(element, layout_a)
-    b_type = GemmType(element, layout_b)
-    c_type = GemmType("float32", RowMajor)
-    d_type = GemmType(out_dtype, RowMajor)
-    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type)
-
-    # 2. Epilogue: D = cast(silu(C)), fp32 compute over 16384 elements (64 x 256 rows per vector core).
-    epilogue_policy = EpilogueAtlasA2ElemWiseNoSource()
-    tile_elem_wise_epilogue = TileElemWiseSilu(arch, c_type, compute_length)
-    epilogue_tile_copy = EpilogueTileCopy(arch, c_type, d_type=d_type)
-    block_epilogue = BlockEpilogue(epilogue_policy, c_type, d_type, tile_elem_wise_epilogue, epilogue_tile_copy)
-
-    # 3. Block scheduler: strips of 3 blocks, walking down (m > n) or right (m <= n) first.
-    block_scheduler = GemmIdentityBlockSwizzle(3, swizzle_direction)
-
-    # 4. Kernel.
-    return MatmulActivation(block_mmad, block_epilogue, block_scheduler)
-
-
-def inputs(m: int, n: int, k: int):
-    """Host data like the C++: one glibc stream, A then B = FillRandomData<fp16_t>(-5.0f, 5.0f)."""
-    rng = data.GlibcRand()
-    lo, hi = np.float32(-5.0), np.float32(5.0)
-    a = data.fill_random(rng, m * k, lo, hi, "float16").reshape(m, k)
-    b = data.fill_random(rng, k * n, lo, hi, "float16").reshape(k, n)
-    return a, b
+    """Build the kernel like the C++ example: example 27's assembly (MatmulActivation; Pingpong<unit flag>
+    128x256x256 / 128x256x64 with fp32 C; ElemWiseNoSource epilogue; GemmIdentityBlockSwizzle<3, direction>)
+    with ``TileElemWiseSilu`` as the epilogue's tile op. Keywords as there."""
+    return _matmul_gelu.assemble(arch, swizzle_direction=swizzle_direction, element=element, out_dtype=out_dtype,
+                                 layout_a=layout_a, layout_b=layout_b, compute_length=compute_length,
+                                 activation=TileElemWiseSilu)
 
 
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
@@ -73,34 +43,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
 
     ``observers`` join the launch; ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches
     (``detect_races``, ``preempt_on_set``); ``seed`` overrides ``options.seed``."""
-    m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
-    from catlass_py.ops.matmul_activation import matmul_silu
-
-    arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores
-    a, b = inputs(m, n, k)
-    kernel = assemble(arch, swizzle_direction=0 if m > n else 1)
-    recorder = WorkloadRecorder()
-    extra = ()
-    if progress is not None:
-        progress.set_total(kernel.total_blocks((m, n, k)))
-        extra = (progress,)
-    obs = (recorder, *observers, *extra)
-    t0 = time.perf_counter()
-    d, launch_result = matmul_silu(a, b, core_num=core_num, seed=seed, observers=obs, kernel=kernel,
-                                   options=options, return_launch=True)
-    seconds = time.perf_counter() - t0
-    expect = golden.matmul_silu(a, b)
-    result = golden.compare_data(d, expect, k)
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(),
-        shape={"m": m, "n": n, "k": k}, cores=core_num,
-        output_digest=output_digest(d), launch_result=launch_result,
-        details={"total_blocks": kernel.total_blocks((m, n, k)), "workspace_bytes": 4 * m * n,
-                 "tiles_per_aiv": recorder.report.tiles_per_aiv()},
-    )
+    return _matmul_gelu.run_activation(NAME, "silu", argv, cores=cores, seed=seed, observers=observers,
+                                       progress=progress, options=options)
 
 
 if __name__ == "__main__":

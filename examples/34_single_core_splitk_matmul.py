@@ -13,12 +13,10 @@ cast that into fp16 C (``RemovePaddingNDAndCast``). The assembly follows
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import ATLAS_A2
 from catlass_py.gemm import (
     BlockMmad,
@@ -32,7 +30,7 @@ from catlass_py.kernel.padding import PaddingBuilder, PaddingTag
 from catlass_py.kernel.padding_nz import RemovePaddingNDAndCast
 from catlass_py.kernel.single_core_slicek_matmul import SingleCoreSplitkMatmul
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 from catlass_py.tile import TileCopy
 
 NAME = "34_single_core_splitk_matmul"
@@ -95,30 +93,21 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     from catlass_py.ops.single_core_splitk_matmul import single_core_splitk_matmul
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num
     a, b = inputs(m, n, k)
     kernel = assemble(arch, m_gt_n=m > n)
-    recorder = WorkloadRecorder()
-    extra = ()
-    if progress is not None:
-        progress.set_total(kernel.total_blocks((m, n, k)))
-        extra = (progress,)
-    obs = (recorder, *observers, *extra)
-    t0 = time.perf_counter()
-    c, launch_result = single_core_splitk_matmul(a, b, layout_b="column_major", core_num=core_num, seed=seed,
-                                                 observers=obs, kernel=kernel, options=options, return_launch=True)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(kernel.total_blocks((m, n, k)))
+    with ex.timing():
+        c, launch_result = single_core_splitk_matmul(a, b, layout_b="column_major", core_num=core_num, seed=seed,
+                                                     observers=obs, kernel=kernel, options=options, return_launch=True)
     expect = golden.matmul(a, b)
     result = golden.compare_data(c, expect, k)
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(),
-        shape={"m": m, "n": n, "k": k}, cores=core_num,
-        output_digest=output_digest(c), launch_result=launch_result,
+    return ex.result(
+        c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"k_tiles_total": kernel.total_blocks((m, n, k)),
                  "workspace_bytes": kernel.get_workspace_size(kernel.Arguments((m, n, k), None, None, None)),
-                 "tiles_per_aiv": recorder.report.tiles_per_aiv()},
+                 "tiles_per_aiv": ex.report.tiles_per_aiv()},
     )
 
 

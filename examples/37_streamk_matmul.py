@@ -12,18 +12,16 @@ next tail block) the vector cores add up and cast to fp16. The assembly follows
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from catlass_py import data, golden
-from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import ATLAS_A2
 from catlass_py.gemm import BlockMmad, GemmShape, GemmType, MmadAtlasA2Streamk, StreamkGemmIdentityBlockSwizzle
 from catlass_py.gemm.helper import element_accumulator
 from catlass_py.kernel.streamk_matmul import StreamkMatmul, StreamkReduceAdd
 from catlass_py.layout import RowMajor
-from catlass_py.runner import ExampleResult, output_digest, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 
 NAME = "37_streamk_matmul"
 USAGE = "m n k [device_id]"
@@ -72,32 +70,23 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     from catlass_py.ops.streamk_matmul import streamk_matmul
 
     arch = ATLAS_A2
-    core_num = arch.core_num if cores is None else cores
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num
     a, b = inputs(m, n, k)
     kernel = assemble(arch)
-    recorder = WorkloadRecorder()
-    extra = ()
-    if progress is not None:
-        progress.set_total(kernel.total_blocks((m, n, k), core_num))
-        extra = (progress,)
-    obs = (recorder, *observers, *extra)
-    t0 = time.perf_counter()
-    c, launch_result = streamk_matmul(a, b, core_num=core_num, seed=seed, observers=obs, kernel=kernel,
-                                      options=options, return_launch=True)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(kernel.total_blocks((m, n, k), core_num))
+    with ex.timing():
+        c, launch_result = streamk_matmul(a, b, core_num=core_num, seed=seed, observers=obs, kernel=kernel,
+                                          options=options, return_launch=True)
     expect = golden.matmul(a, b)
     result = golden.compare_data(c, expect, k)
     sched = kernel.scheduler((m, n, k), core_num)
-    return ExampleResult(
-        example=NAME, passed=result.passed, error_count=result.error_count,
-        max_abs_error=float(result.max_abs_error), seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(),
-        shape={"m": m, "n": n, "k": k}, cores=core_num,
-        output_digest=output_digest(c), launch_result=launch_result,
+    return ex.result(
+        c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"normal_blocks": sched.get_normal_block_num(), "streamk_blocks": sched.get_streamk_block_num(),
                  "k_tiles_per_core": sched.k_tile_num_per_core, "k_tile_remain": sched.k_tile_remain,
                  "workspace_bytes": kernel.get_workspace_size(kernel.Arguments((m, n, k), core_num, None, None, None)),
-                 "tiles_per_aiv": recorder.report.tiles_per_aiv()},
+                 "tiles_per_aiv": ex.report.tiles_per_aiv()},
     )
 
 

@@ -13,14 +13,12 @@ like the pypto-gym test; the result is compared with the float32 golden with rto
 from __future__ import annotations
 
 import sys
-import time
 
 import ml_dtypes
 import numpy as np
 
 from catlass_py import golden
-from catlass_py.analysis import WorkloadRecorder
-from catlass_py.arch import ASCEND_950, GlobalBuffer, launch
+from catlass_py.arch import ASCEND_950, launch
 from catlass_py.errors import ArgumentError
 from catlass_py.kernel.transpose_quant_batch_matmul import (
     PERM_DN,
@@ -28,7 +26,7 @@ from catlass_py.kernel.transpose_quant_batch_matmul import (
     TransposeQuantBatchMatmulKernel,
     TransposeQuantBatchMatmulParams,
 )
-from catlass_py.runner import ExampleResult, output_digest
+from catlass_py.runner import ExampleResult, ExampleRun, output_digest, to_device
 
 NAME = "transpose_quant_batch_matmul"
 USAGE = "m k n batch [e4m3|e5m2] [fp16|bf16] [012|021] (or: test1 | test3)"
@@ -84,28 +82,23 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
 
     m, k, n, batch, in_dtype, out_dtype, perm_x2 = parse_args(argv)
     arch = ASCEND_950
-    core_num = arch.core_num if cores is None else cores
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    core_num = ex.core_num
     x1, x2, x1_scale, x2_scale = make_inputs(m, k, n, batch, in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2)
     validate_inputs(x1, x2, x1_scale, x2_scale, (1, 0, 2), perm_x2, (1, 0, 2), out_dtype)
 
     # Device buffers: inputs read-only (scales as E8M0 bytes), the output zeroed.
-    gm = {name: GlobalBuffer.from_array(x, name, read_only=True).tensor(dt)
+    gm = {name: to_device(name, x, dtype=dt)
           for name, x, dt in (("x1", x1, in_dtype), ("x2", x2, in_dtype), ("x1_scale", x1_scale, "float8_e8m0fnu"),
                               ("x2_scale", x2_scale, "float8_e8m0fnu"))}
     host_out = np.zeros((m, batch, n), dtype=np.float16 if out_dtype == "float16" else ml_dtypes.bfloat16)
-    gm_out = GlobalBuffer.from_array(host_out, "out").tensor(out_dtype)
+    gm_out = to_device("out", host_out, read_only=False, dtype=out_dtype)
 
     kernel = assemble(in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2, arch=arch)
     params = TransposeQuantBatchMatmulParams(m, batch, k, n, gm["x1"], gm["x2"], gm["x1_scale"], gm["x2_scale"], gm_out)
-    recorder = WorkloadRecorder()
-    extra = ()
-    if progress is not None:
-        progress.set_total(kernel.block_count(m, batch, n))
-        extra = (progress,)
-    t0 = time.perf_counter()
-    launch_result = launch(kernel, params, core_num, arch=arch, seed=seed, observers=(recorder, *observers, *extra),
-                           options=options)
-    seconds = time.perf_counter() - t0
+    obs = ex.observers(kernel.block_count(m, batch, n))
+    with ex.timing():
+        launch_result = launch(kernel, params, core_num, arch=arch, seed=seed, observers=obs, options=options)
 
     expect = golden.transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, perm_x2=perm_x2, out_dtype=out_dtype)
     actual = host_out.astype(np.float32)
@@ -115,8 +108,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     diff = np.abs(actual - want)
     return ExampleResult(
         example=NAME, passed=errors == 0, error_count=errors,
-        max_abs_error=float(np.nanmax(diff)) if diff.size else 0.0, seconds=seconds,
-        blocks_per_core=recorder.report.blocks_per_core(),
+        max_abs_error=float(np.nanmax(diff)) if diff.size else 0.0, seconds=ex.seconds,
+        blocks_per_core=ex.report.blocks_per_core(),
         shape={"m": m, "k": k, "n": n, "batch": batch}, cores=core_num,
         details={
             "in_dtype": in_dtype,
