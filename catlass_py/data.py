@@ -9,6 +9,7 @@ Contents:
 - :class:`GlibcRand` - glibc ``rand()`` / ``srand()`` (the default TYPE_3 additive feedback generator), with
   a vectorised :meth:`GlibcRand.rand_array` and a jump-ahead :meth:`GlibcRand.skip`.
 - :func:`fill_random` - ``golden::FillRandomData`` (both the generic template and the ``int8_t`` specialisation).
+- :func:`fill_random_fp16_t` - ``golden::FillRandomData<fp16_t>`` with ``fp16_t`` bounds (examples 05, 08).
 - :func:`host_cast` - ``static_cast<Element>(value)`` for the CANN host element types (``op::bfloat16``,
   ``op::fp16_t``, ``float``, integers).
 - :func:`generate_group_list` - ``golden::GenerateGroupList``.
@@ -43,6 +44,7 @@ __all__ = [
     "RAND_MAX",
     "GlibcRand",
     "fill_random",
+    "fill_random_fp16_t",
     "host_cast",
     "generate_group_list",
     "Example10Inputs",
@@ -455,6 +457,28 @@ def fill_random(rng: GlibcRand, n: int, low, high, dtype, *, compute: str | None
             out[pos:e] = host_cast(v, t, source="double")
         pos = e
     return out
+
+
+def fill_random_fp16_t(rng: GlibcRand, n: int, low: float, high: float) -> np.ndarray:
+    """``n`` float16 values drawn like ``golden::FillRandomData<fp16_t>(v, fp16_t(low), fp16_t(high))`` of
+    examples 05 and 08, where the random value itself is computed in CANN's ``op::fp16_t`` arithmetic
+    (``hicann/opbase``, ``src/nnopbase/common/utils/fp16_t.cpp``):
+
+    * ``fp16_t(rand())`` rounds the int to nearest even and becomes +inf from 65520 up (almost always);
+    * ``fp16_t(RAND_MAX)`` is therefore +inf, and ``fp16Div`` only aligns the two mantissas, so
+      ``inf / inf == 1`` and ``x / inf == x / 65536`` (the float ratio converted back to fp16_t);
+    * then ``low + q * (high - low)`` in fp16_t (taken here as IEEE half with round-to-nearest-even).
+
+    So nearly every value equals ``high`` (5.0 for the examples): the data is real CATLASS behaviour, not a
+    simulation artefact. Values from ``rand() < 4`` (fp16 subnormal quotients) are not modelled bit-exactly.
+    """
+    r = rng.rand_array(n)
+    with np.errstate(over="ignore"):
+        x = r.astype(np.float64).astype(np.float16)  # fp16_t(int): RNE, inf from 65520 up
+    q = np.where(np.isinf(x), np.float16(1.0), (x.astype(np.float32) / np.float32(65536.0)).astype(np.float16))
+    lo, hi = np.float16(low), np.float16(high)
+    span = np.float16(hi - lo)
+    return (lo + (q * span).astype(np.float16)).astype(np.float16)
 
 
 # --------------------------------------------------------------------------------------------------

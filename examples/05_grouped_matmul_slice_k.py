@@ -8,8 +8,8 @@ group, C is [G, m, n]. A is column-major, B row-major, fp16 in and out. Groups w
 C_g = 0 from the vector cores (``MemFill``); the device C starts uninitialised (here: the poison pattern,
 NaN in fp16), so a missing zero fill shows. The assembly follows ``grouped_matmul_slice_k.cpp``
 (``MmadAtlasA2PreloadAsync<1, 2, 4, 2, 1, true, true>``, L1 128x256x256, L0 128x256x64, swizzle ``<3,1>``).
-The inputs are generated like the C++, whose bounds are ``fp16_t`` values: see ``examples/_host.py`` for why
-nearly every element of A and B is then 5.0.
+The inputs are generated like the C++, whose bounds are ``fp16_t`` values: see
+:func:`catlass_py.data.fill_random_fp16_t` for why nearly every element of A and B is then 5.0.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2, GlobalBuffer
-from catlass_py.examples._host import fill_random_fp16_t
 from catlass_py.gemm import (
     BlockMmad,
     GemmCoord,
@@ -65,8 +64,8 @@ def make_inputs(problem_count: int, m: int, n: int, k: int):
     B, then the unused host C (its draws still advance the stream), all with fp16_t bounds -5..5; then
     ``GenerateGroupList<int64_t>(k, G)``."""
     rng = data.GlibcRand()
-    a_stored = fill_random_fp16_t(rng, m * k, -5.0, 5.0).reshape(k, m)
-    b = fill_random_fp16_t(rng, k * n, -5.0, 5.0).reshape(k, n)
+    a_stored = data.fill_random_fp16_t(rng, m * k, -5.0, 5.0).reshape(k, m)
+    b = data.fill_random_fp16_t(rng, k * n, -5.0, 5.0).reshape(k, n)
     rng.skip(m * n * problem_count)  # hostC is filled too (to "verify Ki = 0"), but never copied to the device
     group_list = data.generate_group_list(k, problem_count, rng=rng)
     return a_stored.T, b, group_list

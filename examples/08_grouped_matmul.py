@@ -8,7 +8,8 @@ builds the list by slicing K with ``GenerateGroupList(k, G)``: group g is (m, n,
 m x k_g slab of A and B_g the row-major k_g x n slab of B; C is [G, m, n]. fp16 in and out,
 ``MmadAtlasA2PreloadAsync<1, 2, 4, 2, 1, true, true>``, L1 128x256x256, L0 128x256x64, swizzle ``<3,1>``.
 A group with k_g = 0 issues no work: its C keeps the uninitialised device memory, and CATLASS's compare
-(the slice-K overload) skips it. Inputs: fp16_t bounds -5..5 as in the C++ (see ``examples/_host.py``).
+(the slice-K overload) skips it. Inputs: fp16_t bounds -5..5 as in the C++ (see
+:func:`catlass_py.data.fill_random_fp16_t`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2, GlobalBuffer
-from catlass_py.examples._host import fill_random_fp16_t
 from catlass_py.gemm import (
     BlockMmad,
     GemmCoord,
@@ -64,8 +64,8 @@ def make_inputs(problem_count: int, m: int, n: int, k: int):
     """(A [m, k] logical, B [k, n], group list int32 over k) as the C++ builds them: A (column-major storage)
     and B with fp16_t bounds -5..5, then ``GenerateGroupList(k, G)`` (int32)."""
     rng = data.GlibcRand()
-    a_stored = fill_random_fp16_t(rng, m * k, -5.0, 5.0).reshape(k, m)
-    b = fill_random_fp16_t(rng, k * n, -5.0, 5.0).reshape(k, n)
+    a_stored = data.fill_random_fp16_t(rng, m * k, -5.0, 5.0).reshape(k, m)
+    b = data.fill_random_fp16_t(rng, k * n, -5.0, 5.0).reshape(k, n)
     group_list = data.generate_group_list(k, problem_count, rng=rng).astype(np.int32)
     return a_stored.T, b, group_list
 
