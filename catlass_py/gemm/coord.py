@@ -25,6 +25,15 @@ def round_down(a: int, b: int) -> int:
     return a // b * b
 
 
+def _check_extents(shape, what: str, names) -> tuple:
+    """``shape`` if each extent is a positive int (the C++ template parameters are), else :class:`ConfigError`
+    naming the first bad one."""
+    for name, v in zip(names, shape):
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ConfigError(f"{what}: {name} must be a positive int, got {v!r}")
+    return shape
+
+
 class MatrixCoord(NamedTuple):
     """CATLASS ``MatrixCoord(row, column)``."""
 
@@ -61,24 +70,12 @@ class GemmCoord(NamedTuple):
         return MatrixCoord(self.k, self.n)
 
 
-class GemmShape(NamedTuple):
-    """CATLASS ``GemmShape<M, N, K>``: a static tile shape (L1 or L0 tile)."""
+class GemmShape(GemmCoord):
+    """CATLASS ``GemmShape<M, N, K>``: a static tile shape (L1 or L0 tile). The extents and the ``mn``/``mk``/
+    ``kn`` views are :class:`GemmCoord`'s (as ``GemmShape::ToCoord()`` gives the same extents at runtime); the
+    type says the shape is fixed at assembly."""
 
-    m: int
-    n: int
-    k: int
-
-    @property
-    def mn(self) -> MatrixCoord:
-        return MatrixCoord(self.m, self.n)
-
-    @property
-    def mk(self) -> MatrixCoord:
-        return MatrixCoord(self.m, self.k)
-
-    @property
-    def kn(self) -> MatrixCoord:
-        return MatrixCoord(self.k, self.n)
+    __slots__ = ()  # a tuple like GemmCoord: no per-instance attributes
 
     def to_coord(self) -> GemmCoord:
         """``GemmShape::ToCoord()``: the same extents as a runtime :class:`GemmCoord`."""
@@ -86,10 +83,7 @@ class GemmShape(NamedTuple):
 
     def check(self, what: str) -> "GemmShape":
         """Raise :class:`ConfigError` unless every extent is a positive int."""
-        for name, v in zip("mnk", self):
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ConfigError(f"{what}: {name.upper()} must be a positive int, got {v!r}")
-        return self
+        return _check_extents(self, what, ("M", "N", "K"))
 
 
 class MatrixShape(NamedTuple):
@@ -105,7 +99,4 @@ class MatrixShape(NamedTuple):
 
     def check(self, what: str) -> "MatrixShape":
         """Raise :class:`ConfigError` unless ROW and COLUMN are positive ints."""
-        for name, v in zip(("ROW", "COLUMN"), self):
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ConfigError(f"{what}: {name} must be a positive int, got {v!r}")
-        return self
+        return _check_extents(self, what, ("ROW", "COLUMN"))
