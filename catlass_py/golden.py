@@ -76,6 +76,26 @@ def _int8_dot_int32(a_rows: np.ndarray, b_mat: np.ndarray, *, use_float64: bool 
     return acc64.astype(np.int32)  # wraps modulo 2^32 like C++ int32 arithmetic
 
 
+def _int8_operands(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
+    """(m, n, k) of int8 ``a [m, k]`` and int8 ``b [k, n]`` (arrays already checked for rank)."""
+    _check_int8("a", a)
+    _check_int8("b", b)
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise ArgumentError(f"b: expected shape ({k}, n) to match a {a.shape}, got {b.shape}")
+    return m, b.shape[1], k
+
+
+def _dequant(acc: np.ndarray, scale: np.ndarray, per_token_scale: np.ndarray) -> np.ndarray:
+    """CATLASS's golden per-token dequant of int32 ``acc [rows, n]``: ``float(acc) * float(scale[j]) *
+    float(per_token_scale[i])``, the int32 -> float conversion rounding to nearest even and the two products
+    separate float32 multiplies, left to right (C++ ``float`` semantics, not one float64 product rounded once)."""
+    x = acc.astype(np.float32)
+    x *= scale.astype(np.float32)[None, :]  # bf16/fp16 -> float is exact
+    x *= per_token_scale.astype(np.float32)[:, None]
+    return x
+
+
 def grouped_matmul_slice_m_per_token_dequant(a: np.ndarray, b: np.ndarray, group_list: np.ndarray,
                                              scale: np.ndarray, per_token_scale: np.ndarray) -> np.ndarray:
     """``golden::ComputeGroupedMatmulPerTokenDequant`` (``examples/common/golden/matmul.hpp``, example 10).
@@ -120,17 +140,11 @@ def grouped_matmul_slice_m_per_token_dequant(a: np.ndarray, b: np.ndarray, group
         if not 0 <= e <= m:
             raise ArgumentError(f"group_list: expected values in [0, m={m}], got group_list[{g}] = {e}")
 
-    scale32 = scale.astype(np.float32)  # bf16/fp16 -> float is exact
-    pts32 = per_token_scale.astype(np.float32)
     out = np.zeros((m, n), dtype=np.float32)
     start = 0
     for g, end in enumerate(ends):
         if end > start:
-            acc = _int8_dot_int32(a[start:end], b[g])
-            x = acc.astype(np.float32)  # int32 -> float, round to nearest even
-            x *= scale32[g][None, :]  # float32 multiply
-            x *= pts32[start:end, None]  # float32 multiply
-            out[start:end] = x
+            out[start:end] = _dequant(_int8_dot_int32(a[start:end], b[g]), scale[g], per_token_scale[start:end])
         start = end
     return out
 
@@ -208,22 +222,14 @@ def quant_matmul(a: np.ndarray, b: np.ndarray, scale: np.ndarray, per_token_scal
     b = _as_array("b", b, 2)
     scale = _as_array("scale", scale, 1)
     per_token_scale = _as_array("per_token_scale", per_token_scale, 1)
-    _check_int8("a", a)
-    _check_int8("b", b)
-    m, k = a.shape
-    if b.shape[0] != k:
-        raise ArgumentError(f"b: expected shape ({k}, n) to match a {a.shape}, got {b.shape}")
-    n = b.shape[1]
+    m, n, k = _int8_operands(a, b)
     if scale.shape != (n,):
         raise ArgumentError(f"scale: expected shape ({n},), got {scale.shape}")
     if per_token_scale.shape != (m,):
         raise ArgumentError(f"per_token_scale: expected shape ({m},), got {per_token_scale.shape}")
     _check_float("scale", scale)
     _check_float("per_token_scale", per_token_scale)
-    x = _int8_dot_int32(a, b).astype(np.float32)
-    x *= scale.astype(np.float32)[None, :]
-    x *= per_token_scale.astype(np.float32)[:, None]
-    return x
+    return _dequant(_int8_dot_int32(a, b), scale, per_token_scale)
 
 
 def grouped_matmul_slice_k_per_token_dequant(a: np.ndarray, b: np.ndarray, group_list: np.ndarray,
@@ -240,12 +246,7 @@ def grouped_matmul_slice_k_per_token_dequant(a: np.ndarray, b: np.ndarray, group
     group_list = _as_array("group_list", group_list, 1)
     scale = _as_array("scale", scale, 2)
     per_token_scale = _as_array("per_token_scale", per_token_scale, 2)
-    _check_int8("a", a)
-    _check_int8("b", b)
-    m, k = a.shape
-    if b.shape[0] != k:
-        raise ArgumentError(f"b: expected shape ({k}, n) to match a {a.shape}, got {b.shape}")
-    n = b.shape[1]
+    m, n, k = _int8_operands(a, b)
     groups = group_list.shape[0]
     if group_list.dtype.kind not in "iu":
         raise ArgumentError(f"group_list: expected an integer dtype, got {group_list.dtype}")
@@ -262,10 +263,7 @@ def grouped_matmul_slice_k_per_token_dequant(a: np.ndarray, b: np.ndarray, group
         if not 0 <= end <= k:
             raise ArgumentError(f"group_list: expected values in [0, k={k}], got group_list[{g}] = {end}")
         acc = np.zeros((m, n), np.int32) if end <= start else _int8_dot_int32(a[:, start:end], b[start:end])
-        x = acc.astype(np.float32)
-        x *= scale[g].astype(np.float32)[None, :]
-        x *= per_token_scale[g].astype(np.float32)[:, None]
-        out[g] = x
+        out[g] = _dequant(acc, scale[g], per_token_scale[g])
         start = end
     return out
 
@@ -289,10 +287,7 @@ def matmul_int32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     and ``b [k, n]`` (wrapping like C++ int32), for the bit-exact int8 paths."""
     a = _as_array("a", a, 2)
     b = _as_array("b", b, 2)
-    _check_int8("a", a)
-    _check_int8("b", b)
-    if a.shape[1] != b.shape[0]:
-        raise ArgumentError(f"b: expected shape ({a.shape[1]}, n) to match a {a.shape}, got {b.shape}")
+    _int8_operands(a, b)
     return _int8_dot_int32(a, b)
 
 
