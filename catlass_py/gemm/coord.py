@@ -8,16 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from catlass_py.errors import ConfigError
-
-
-def ceil_div(a: int, b: int) -> int:
-    """CATLASS ``CeilDiv``."""
-    return (a + b - 1) // b
-
-
-def round_up(a: int, b: int) -> int:
-    """CATLASS ``RoundUp``."""
-    return (a + b - 1) // b * b
+from catlass_py.layout.base import ceil_div, round_up  # noqa: F401 - re-exported (CATLASS CeilDiv, RoundUp)
 
 
 def round_down(a: int, b: int) -> int:

@@ -4,13 +4,16 @@ void epilogue."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
 from catlass_py.gemm.block.swizzle import GemmIdentityBlockSwizzle
-from catlass_py.gemm.coord import ceil_div
+from catlass_py.gemm.coord import GemmCoord, ceil_div
 from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.numerics import dtypes as dt
 from catlass_py.numerics.rounding import RoundMode
@@ -120,6 +123,29 @@ def start_loop_idx(core_idx: int, core_num: int, start_core: int) -> int:
     """First block of a group that core ``core_idx`` takes when the group's block 0 goes to ``start_core``
     (CATLASS's ``startLoopIdx``): all groups' blocks form one sequence dealt round-robin over the cores."""
     return (core_idx + core_num if core_idx < start_core else core_idx) - start_core
+
+
+@dataclass(frozen=True)
+class GroupedPerTokenDequantParams:
+    """Device-side ``Params`` of the grouped per-token-dequant kernels: CATLASS's
+    ``GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace::Params`` (example 10) and the full-workspace
+    ``GroupedMatmulSlice{M,K}PerTokenDequant::Params`` (examples 07, 11) have the same fields: pointers with
+    the layouts ``ToUnderlyingArguments`` builds, and the GM workspace."""
+
+    problem_shape: GemmCoord
+    problem_count: int
+    ptr_group_list: GlobalTensor
+    ptr_a: GlobalTensor
+    layout_a: Any
+    ptr_b: GlobalTensor
+    layout_b: Any
+    ptr_scale: GlobalTensor
+    layout_scale: Any
+    ptr_per_token_scale: GlobalTensor
+    layout_per_token_scale: Any
+    ptr_d: GlobalTensor
+    layout_d: Any
+    ptr_workspace: GlobalTensor
 
 
 class RoundRobinGroups:

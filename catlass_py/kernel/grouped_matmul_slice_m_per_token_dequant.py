@@ -21,7 +21,6 @@ work and no flag; the epilogue then writes zeros without waiting.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from catlass_py.arch.cross_core_sync import (
     CrossCoreFlagWithReverse,
@@ -34,6 +33,7 @@ from catlass_py.epilogue.block.per_token_dequant import BlockEpiloguePerTokenDeq
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
 from catlass_py.kernel._common import (
+    GroupedPerTokenDequantParams,
     RoundRobinGroups,
     block_count,
     call_block_mmad,
@@ -65,26 +65,6 @@ class GroupedMatmulSliceMPerTokenDequantMoeArguments:
     ptr_scale: GlobalTensor
     ptr_per_token_scale: GlobalTensor
     ptr_d: GlobalTensor
-
-
-@dataclass(frozen=True)
-class GroupedPerTokenDequantParams:
-    """Device-side ``Params`` of the full-size-workspace grouped per-token-dequant kernels (07 and 11)."""
-
-    problem_shape: GemmCoord
-    problem_count: int
-    ptr_group_list: GlobalTensor
-    ptr_a: GlobalTensor
-    layout_a: Any
-    ptr_b: GlobalTensor
-    layout_b: Any
-    ptr_scale: GlobalTensor
-    layout_scale: Any
-    ptr_per_token_scale: GlobalTensor
-    layout_per_token_scale: Any
-    ptr_d: GlobalTensor
-    layout_d: Any
-    ptr_workspace: GlobalTensor
 
 
 class _GroupedPerTokenDequantFullWorkspace:

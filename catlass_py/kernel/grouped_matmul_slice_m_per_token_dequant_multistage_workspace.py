@@ -27,13 +27,13 @@ section 7 toggle tests) without copying the loops.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.epilogue.block.per_token_dequant import PerTokenDequantParams
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
 from catlass_py.kernel._common import (
+    GroupedPerTokenDequantParams,
     RoundRobinGroups,
     block_count,
     call_block_mmad,
@@ -62,24 +62,8 @@ class GroupedMatmulSliceMPerTokenDequantArguments:
     ptr_d: GlobalTensor
 
 
-@dataclass(frozen=True)
-class GroupedMatmulSliceMPerTokenDequantParams:
-    """Device-side ``Params`` (``ToUnderlyingArguments``): pointers with the layouts the kernel builds."""
-
-    problem_shape: GemmCoord
-    problem_count: int
-    ptr_group_list: GlobalTensor
-    ptr_a: GlobalTensor
-    layout_a: Any
-    ptr_b: GlobalTensor
-    layout_b: Any
-    ptr_scale: GlobalTensor
-    layout_scale: Any
-    ptr_per_token_scale: GlobalTensor
-    layout_per_token_scale: Any
-    ptr_d: GlobalTensor
-    layout_d: Any
-    ptr_workspace: GlobalTensor
+# Device-side ``Params`` (``ToUnderlyingArguments``): pointers with the layouts the kernel builds.
+GroupedMatmulSliceMPerTokenDequantParams = GroupedPerTokenDequantParams
 
 
 class GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace(WorkspaceRing):

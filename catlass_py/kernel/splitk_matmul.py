@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from catlass_py.arch.context import EVENT_ID_COUNT as EVENT_IDS
 from catlass_py.arch.memory import GlobalTensor, Resource
 from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.arch.spec import get_arch
@@ -29,7 +30,6 @@ from catlass_py.layout import RowMajor
 BYTE_PER_BLK = 32
 BYTE_PER_VECTOR_FRACTAL = 256
 FLAG_AIC_FINISH = 0
-EVENT_IDS = 8
 
 
 class SplitkReduceAdd:

@@ -8,7 +8,7 @@ from catlass_py.arch.memory import GlobalTensor, LocalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.arch.spec import get_arch
 from catlass_py.errors import CapacityError, ConfigError
-from catlass_py.gemm.coord import ceil_div, round_up
+from catlass_py.gemm.coord import round_up
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import l1_type as _l1_type
 from catlass_py.layout import ColumnMajor, PaddingColumnMajor, PaddingRowMajor, RowMajor, nZ, zN

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 
 from catlass_py.arch.memory import GlobalTensor, LocalTensor
 from catlass_py.arch.pipes import Pipe

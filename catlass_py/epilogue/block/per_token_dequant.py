@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from catlass_py.arch.context import EVENT_ID_COUNT as EVENT_IDS
 from catlass_py.arch.memory import GlobalTensor, Resource
 from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.errors import ArgumentError, ConfigError
@@ -42,7 +43,6 @@ from catlass_py.tile.vector import (
     vector_cast,
 )
 
-EVENT_IDS = 8
 
 
 @dataclass(frozen=True)

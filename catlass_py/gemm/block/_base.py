@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from catlass_py.arch.context import EVENT_ID_COUNT as EVENT_IDS
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import GemmShape
 from catlass_py.gemm.gemm_type import GemmType
@@ -15,7 +16,6 @@ from catlass_py.gemm.helper import (
 )
 from catlass_py.layout import RowMajor
 
-EVENT_IDS = 8
 
 
 class BlockMmadSpec:
