@@ -40,7 +40,7 @@ from catlass_py.arch.events import (
     CoreId,
     CrossCoreSetEvent,
     CrossCoreWaitEvent,
-    GmAccess,
+    MemAccess,
     InstructionEvent,
     LaunchInfo,
     MarkerEvent,
@@ -61,7 +61,7 @@ class RaceAccess:
     kind: str  # 'read' or 'write'
     op: str
     seq: int
-    access: GmAccess
+    access: MemAccess
     context: str = ""
 
     def describe(self) -> str:
@@ -84,7 +84,7 @@ class UnpairedFlag:
 class _Rec:
     __slots__ = ("core", "epoch", "write", "acc", "seq", "op", "ctx", "lo", "hi", "dense")
 
-    def __init__(self, core, epoch, write, acc: GmAccess, seq, op, ctx):
+    def __init__(self, core, epoch, write, acc: MemAccess, seq, op, ctx):
         self.core = core
         self.epoch = epoch
         self.write = write
@@ -108,7 +108,7 @@ def _covers(new: _Rec, old: _Rec) -> bool:
             if b.count > 1 else (b.start - a.start) % a.stride + b.length <= a.length)
 
 
-def overlap(a: GmAccess, b: GmAccess) -> tuple[int, int, int]:
+def overlap(a: MemAccess, b: MemAccess) -> tuple[int, int, int]:
     """(first byte, one past the last byte, number of bytes) that both accesses touch (0, 0, 0 if none)."""
     ia, ib = a.intervals(), b.intervals()
     if ia.size == 0 or ib.size == 0:
@@ -215,7 +215,7 @@ class RaceDetector(Observer):
             if acc.length and acc.count:
                 self._access(e, ci, vc, epoch, acc, True)
 
-    def _access(self, e, ci: int, vc: list[int], epoch: int, acc: GmAccess, write: bool) -> None:
+    def _access(self, e, ci: int, vc: list[int], epoch: int, acc: MemAccess, write: bool) -> None:
         self.accesses += 1
         new = _Rec(ci, epoch, write, acc, e.seq, e.op, self._context[ci])
         shift = self.shift

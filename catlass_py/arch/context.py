@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from catlass_py.arch.events import (
     CoreId,
+    MemAccess,
     CrossCoreSetEvent,
     CrossCoreWaitEvent,
     InstructionEvent,
@@ -22,9 +23,9 @@ from catlass_py.arch.events import (
     WaitFlagEvent,
 )
 from catlass_py.arch.flags import flag_id_of
-from catlass_py.arch.memory import LocalArena, Resource
+from catlass_py.arch.memory import LocalArena, Resource, next_buffer_id
 from catlass_py.arch.pipes import CoreType, HardEvent, Pipe
-from catlass_py.errors import ArgumentError, DeadlockError
+from catlass_py.errors import ArgumentError, ConfigError, DeadlockError
 
 if TYPE_CHECKING:  # pragma: no cover
     from catlass_py.arch.launch import _Launch
@@ -57,6 +58,7 @@ class CoreContext:
         #: Special-purpose registers of this core by name (PTO ``QUANT_PRE``, ``FPC``, ``CTRL`` ...), as
         #: unsigned ints; written by instructions such as SET_QUANT_SCALAR and read by the fixpipe.
         self.registers: dict[str, int] = {}
+        self._register_ids: dict[str, int] = {}
         self._extra_buffers: dict[str, LocalArena] = {}
 
     # -- identity --------------------------------------------------------------------------------
@@ -111,11 +113,29 @@ class CoreContext:
         return arena
 
     # -- events ----------------------------------------------------------------------------------
-    def emit(self, pipe: Pipe, op: str, *, nbytes: int = 0, flops: int = 0, gm_reads=(), gm_writes=(), info=None) -> None:
-        """Publish one instruction event (callers test ``ctx.bus.instructions`` first to skip building args)."""
+    def emit(self, pipe: Pipe, op: str, *, nbytes: int = 0, flops: int = 0, gm_reads=(), gm_writes=(), info=None,
+             local_reads=(), local_writes=(), unit_flag: int = 0) -> None:
+        """Publish one instruction event on ``pipe`` with every byte it reads and writes: ``gm_*`` in global
+        memory, ``local_*`` in this core's buffers and registers (:class:`~catlass_py.arch.events.MemAccess`
+        from ``GlobalTensor.access``, ``LocalTensor.access``, :meth:`register_access`). Callers test
+        ``ctx.bus.instructions`` first to skip building the arguments. An instruction without a pipe is a
+        :class:`ConfigError`: the pipe model cannot order it."""
         bus = self.bus
         if bus.instructions:
-            bus.publish(InstructionEvent(bus.next_seq(), self.core, pipe, op, nbytes, flops, tuple(gm_reads), tuple(gm_writes), info))
+            if pipe.__class__ is not Pipe or pipe is Pipe.ALL:
+                raise ConfigError(f"{self}: instruction {op!r} declares pipe {pipe!r}; every instruction runs on one "
+                                  "pipe (Pipe.S, V, M, MTE1, MTE2, MTE3 or FIX)")
+            bus.publish(InstructionEvent(bus.next_seq(), self.core, pipe, op, nbytes, flops, tuple(gm_reads),
+                                         tuple(gm_writes), info, tuple(local_reads), tuple(local_writes), unit_flag))
+
+    def register_access(self, name: str) -> MemAccess:
+        """The special-purpose register ``name`` of this core (PTO ``QUANT_PRE``, ``FPC`` ...) as an access
+        record: instructions that set a register write it, the fixpipe that uses it reads it."""
+        ids = self._register_ids
+        rid = ids.get(name)
+        if rid is None:
+            rid = ids[name] = next_buffer_id()
+        return MemAccess(f"register {name} of {self.core.short}", rid, 0, 8, 0, 1, "REG")
 
     def mark(self, kind: str, **data) -> None:
         """Annotate the run (e.g. ``ctx.mark('block', index=7)``); observers such as the workload report

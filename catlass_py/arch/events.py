@@ -49,11 +49,14 @@ class CoreId:
 
 
 @dataclass(frozen=True, slots=True)
-class GmAccess:
-    """Bytes of one global-memory buffer touched by an instruction.
+class MemAccess:
+    """Bytes of one memory touched by an instruction: a global-memory buffer, an on-chip buffer of one core
+    (L1, L0A, L0B, L0C, UB, BT, FB, ...) or a special-purpose register of one core.
 
     The touched set is ``count`` intervals ``[start + i*stride, start + i*stride + length)`` (byte offsets
-    in ``buffer``), which describes a row-major tile exactly and a contiguous range with ``count == 1``.
+    in the memory), which describes a row-major tile exactly and a contiguous range with ``count == 1``.
+    ``space`` names the kind of memory ('GM', 'L1', 'UB', 'REG', ...), ``buffer`` the instance for messages
+    ('a', 'UB of AIV0.1') and ``buffer_id`` its identity (unique per launch process).
     """
 
     buffer: str
@@ -62,28 +65,36 @@ class GmAccess:
     length: int
     stride: int = 0
     count: int = 1
+    space: str = "GM"
 
     @property
     def end(self) -> int:
         """One past the last byte touched."""
         return self.start + (self.count - 1) * self.stride + self.length if self.count else self.start
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes touched (runs may overlap when ``stride < length``; they are counted once each)."""
+        return self.length * self.count
+
     def intervals(self) -> np.ndarray:
         """(count, 2) int64 array of [begin, end) byte intervals."""
         begins = self.start + np.arange(self.count, dtype=np.int64) * self.stride
         return np.stack([begins, begins + self.length], axis=1)
 
-    def overlaps(self, other: "GmAccess") -> bool:
+    def overlaps(self, other: "MemAccess") -> bool:
         """True if any byte is touched by both accesses."""
         if self.buffer_id != other.buffer_id or self.count == 0 or other.count == 0:
             return False
         if self.end <= other.start or other.end <= self.start:
             return False
-        if self.count == 1 and other.count == 1:
-            return True
+        if (self.count == 1 or self.length >= self.stride) and (other.count == 1 or other.length >= other.stride):
+            return True  # both dense over their span, and the spans intersect
+        if self.count > other.count:
+            self, other = other, self
         a, b = self.intervals(), other.intervals()
-        # Intervals of one access are sorted and disjoint when stride >= length; a merge test suffices.
-        idx = np.searchsorted(b[:, 0], a[:, 1], side="left")  # first interval of b starting at/after a's end
+        # Intervals of one access are sorted; for each run of a, the last run of b starting before its end.
+        idx = np.searchsorted(b[:, 0], a[:, 1], side="left")
         prev = idx - 1
         ok = prev >= 0
         return bool(np.any(ok & (b[np.clip(prev, 0, None), 1] > a[:, 0])))
@@ -107,16 +118,21 @@ class InstructionEvent(Event):
     """One instruction (or one tile operation issued as a short burst) on ``pipe``.
 
     ``nbytes`` counts bytes moved, ``flops`` multiply-adds x2 (cube) or element ops (vector);
-    ``gm_reads``/``gm_writes`` the global-memory bytes touched; ``info`` small op-specific details.
+    ``gm_reads``/``gm_writes`` the global-memory bytes touched, ``local_reads``/``local_writes`` the bytes of
+    on-chip buffers and registers; ``info`` small op-specific details; ``unit_flag`` the Mmad/Fixpipe
+    ``unitFlag`` field (0 when unused; see :mod:`catlass_py.arch.pipe_order`).
     """
 
     pipe: "Pipe"
     op: str
     nbytes: int = 0
     flops: int = 0
-    gm_reads: tuple[GmAccess, ...] = ()
-    gm_writes: tuple[GmAccess, ...] = ()
+    gm_reads: tuple[MemAccess, ...] = ()
+    gm_writes: tuple[MemAccess, ...] = ()
     info: Any = None
+    local_reads: tuple[MemAccess, ...] = ()
+    local_writes: tuple[MemAccess, ...] = ()
+    unit_flag: int = 0
 
 
 @dataclass(frozen=True, slots=True)

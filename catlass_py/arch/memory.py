@@ -22,13 +22,28 @@ from catlass_py.numerics.dtypes import DType, get_dtype
 
 if TYPE_CHECKING:  # pragma: no cover
     from catlass_py.arch.context import CoreContext
-    from catlass_py.arch.events import GmAccess
+    from catlass_py.arch.events import MemAccess
 
 _buffer_ids = itertools.count(1)
 
 
+def next_buffer_id() -> int:
+    """A fresh memory identity (GM buffers, on-chip arenas and registers share one numbering)."""
+    return next(_buffer_ids)
+
+
 def _byte_count(dtype: DType, count: int) -> int:
     return dtype.nbytes(count)
+
+
+def _element_access(label: str, buffer_id: int, space: str, byte_offset: int, bits: int, start: int, length: int,
+                    stride: int, count: int) -> "MemAccess":
+    """A byte-level MemAccess for element runs of a ``bits``-bit dtype (4-bit runs round out to whole bytes)."""
+    from catlass_py.arch.events import MemAccess
+
+    first = byte_offset + start * bits // 8
+    return MemAccess(label, buffer_id, first, (length * bits + 7) // 8 if length else 0,
+                     stride * bits // 8 if count > 1 else 0, count if length else 0, space)
 
 
 def _typed(raw: np.ndarray, dtype: DType, count: int) -> np.ndarray:
@@ -54,7 +69,7 @@ class GlobalBuffer:
         self.name = name
         self.raw = raw
         self.read_only = read_only
-        self.id = next(_buffer_ids)
+        self.id = next_buffer_id()
         self._host = host
 
     @classmethod
@@ -155,20 +170,11 @@ class GlobalTensor:
             self.check(count, write=write)
         return _typed(self.buffer.raw[self.byte_offset:], self.dtype, count)
 
-    def access(self, start: int, length: int, stride: int = 0, count: int = 1) -> "GmAccess":
+    def access(self, start: int, length: int, stride: int = 0, count: int = 1) -> "MemAccess":
         """Describe touched elements ``count`` runs of ``length`` elements every ``stride`` elements from
-        ``start`` (relative to this pointer) as a byte-level :class:`GmAccess` event record."""
-        from catlass_py.arch.events import GmAccess
-
-        bits = self.dtype.bits
-        return GmAccess(
-            self.buffer.name,
-            self.buffer.id,
-            self.byte_offset + start * bits // 8,
-            (length * bits + 7) // 8,
-            stride * bits // 8,
-            count,
-        )
+        ``start`` (relative to this pointer) as a byte-level :class:`~catlass_py.arch.events.MemAccess`."""
+        return _element_access(self.buffer.name, self.buffer.id, "GM", self.byte_offset, self.dtype.bits,
+                               start, length, stride, count)
 
     def __repr__(self) -> str:
         return f"GlobalTensor({self.name!r}, {self.dtype}, element offset {self.element_offset})"
@@ -180,11 +186,14 @@ class LocalArena:
     The bytes are allocated on first use so that cores which never touch a buffer cost nothing.
     """
 
-    __slots__ = ("name", "size", "ctx", "alignment", "_poison", "_raw", "_typed")
+    __slots__ = ("name", "size", "ctx", "alignment", "id", "label", "_poison", "_raw", "_typed")
 
     def __init__(self, name: str, size: int, ctx: "CoreContext | None" = None, *, alignment: int = 32, poison: int = 0xFF):
         self.name = name
         self.size = size
+        self.id = next_buffer_id()
+        #: how accesses name this buffer in messages: 'UB of AIV0.1'
+        self.label = f"{name} of {ctx.short}" if ctx is not None else name
         self.ctx = ctx
         self.alignment = alignment
         self._poison = poison
@@ -320,6 +329,15 @@ class LocalTensor:
                 f"at byte {self.byte_offset}"
             )
         return self.arena.typed_view(self.byte_offset, self.dtype, count)
+
+    def access(self, start: int = 0, length: int | None = None, stride: int = 0, count: int = 1) -> "MemAccess":
+        """The bytes of ``count`` runs of ``length`` elements every ``stride`` elements from element ``start``
+        of this view (default: the whole view) as a :class:`~catlass_py.arch.events.MemAccess` for the
+        instruction events of the pipe model."""
+        if length is None:
+            length = self.count - start
+        a = self.arena
+        return _element_access(a.label, a.id, a.name, self.byte_offset, self.dtype.bits, start, length, stride, count)
 
     def __repr__(self) -> str:
         return f"LocalTensor({self.arena._where()}, {self.dtype}, byte {self.byte_offset}, {self.count} elements)"

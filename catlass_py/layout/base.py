@@ -224,6 +224,48 @@ def cached_plan(geom: tuple, rows: int, cols: int, itemsize: int, builder, fold:
     return plan
 
 
+def piece_runs(shape, offset: int, strides) -> tuple[int, int, int, int]:
+    """The element run ``(start, length, stride, count)`` covering one strided piece: ``count`` runs of
+    ``length`` elements, ``stride`` apart, from ``start``.
+
+    Axes are taken from the smallest stride up; while an axis continues the contiguous run it is merged in.
+    The first axis that does not becomes the run axis when it is the last one; further axes are folded into
+    the run length, which then covers a superset of the piece (the gaps between inner items). Exact for
+    every 2-D layout and for whole fractal blocks of the fractal layouts.
+    """
+    axes = sorted((s, n) for n, s in zip(shape, strides) if n > 1)
+    if any(n == 0 for n in shape):
+        return (offset, 0, 0, 0)
+    run = 1
+    i = 0
+    while i < len(axes) and axes[i][0] == run:
+        run *= axes[i][1]
+        i += 1
+    if i == len(axes):
+        return (offset, run, 0, 1)
+    outer_stride, outer_n = axes[-1]
+    extent = run + sum((n - 1) * s for s, n in axes[i:-1])
+    if extent > outer_stride:  # the folded axes reach past the run axis: one dense bounding run
+        return (offset, extent + (outer_n - 1) * outer_stride, 0, 1)
+    return (offset, extent, outer_stride, outer_n)
+
+
+_FOOTPRINT_CACHE: dict = {}
+
+
+def cached_footprint(geom: tuple, rows: int, cols: int, builder) -> tuple[tuple[int, int, int, int], ...]:
+    """Element runs of the region ``[0:rows, 0:cols]`` (one per piece of the copy plan), cached by geometry."""
+    key = (geom, rows, cols)
+    runs = _FOOTPRINT_CACHE.get(key)
+    if runs is None:
+        if len(_FOOTPRINT_CACHE) >= _PLAN_CACHE_LIMIT:
+            _FOOTPRINT_CACHE.clear()
+        runs = tuple(r for shape, boff, bstr, _no, _ns in builder(rows, cols)
+                     if (r := piece_runs(shape, boff, bstr))[3])
+        _FOOTPRINT_CACHE[key] = runs
+    return runs
+
+
 def check_buf(buf, *, writable: bool) -> np.ndarray:
     """Validate a flat buffer: a 1-D C-contiguous numpy array (writable when writing)."""
     if not isinstance(buf, np.ndarray):
@@ -370,6 +412,12 @@ class MatrixLayout(Layout):
             if cols > self.cols:
                 raise ArgumentError(f"cols: region of {cols} cols exceeds the layout's {self.cols} cols ({self!r})")
         return rows, cols
+
+    def footprint(self, rows=None, cols=None) -> tuple[tuple[int, int, int, int], ...]:
+        """Element runs ``(start, length, stride, count)`` covering the region ``[0:rows, 0:cols]`` (default:
+        all): what an instruction moving that region touches, for the pipe model's access records."""
+        rows, cols = self._region(rows, cols)
+        return cached_footprint(self._geom, rows, cols, self._pieces)
 
     # -- data movement (hot path) ---------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from .base import (
     as_coord,
     as_positive,
     as_size,
+    cached_footprint,
     cached_plan,
     check_bounds,
     check_buf,
@@ -85,6 +86,11 @@ class VectorLayout(Layout):
 
     def _pieces(self, n, _one):
         return [((n,), 0, (self.stride[0],), 0, (1,))]
+
+    def footprint(self, size=None) -> tuple[tuple[int, int, int, int], ...]:
+        """Element runs ``(start, length, stride, count)`` covering elements ``[0:size]`` (default: all)."""
+        n = self._length(size)
+        return cached_footprint(self._geom, n, 1, self._pieces)
 
     def plan(self, size: int, itemsize: int) -> Plan:
         """The cached copy plan of elements ``[0:size]`` for ``itemsize``-byte elements."""

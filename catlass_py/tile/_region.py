@@ -1,8 +1,8 @@
 """Moving a logical (rows x cols) region between a numpy array and a tensor seen through a layout.
 
 Every copy instruction of the tile layer is "gather the region through the source layout, scatter it
-through the destination layout" (DESIGN.md section 5); these helpers add the global-memory bounds checks
-and the byte ranges the observer bus reports.
+through the destination layout"; these helpers add the global-memory bounds checks and the byte ranges
+(:func:`region_access`) that instruction events report to the pipe model.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from catlass_py.arch.memory import GlobalTensor, LocalTensor
-from catlass_py.errors import CapacityError, OutOfBoundsError
+from catlass_py.errors import CapacityError, ConfigError, OutOfBoundsError
 from catlass_py.layout import ColumnMajor, RowMajor, VectorLayout
 
 
@@ -59,7 +59,7 @@ def local_accumulate(t: LocalTensor, layout, data: np.ndarray, what: str) -> Non
 
 
 def gm_access(gm: GlobalTensor, layout, rows: int, cols: int):
-    """The bytes a (rows x cols) region of ``gm`` seen through ``layout`` occupies, as a GmAccess."""
+    """The bytes a (rows x cols) region of ``gm`` seen through ``layout`` occupies, as a MemAccess."""
     if isinstance(layout, RowMajor):
         return gm.access(0, cols, layout.stride[0], rows)
     if isinstance(layout, ColumnMajor):
@@ -70,6 +70,19 @@ def gm_access(gm: GlobalTensor, layout, rows: int, cols: int):
     if rows == 0 or cols == 0:
         return gm.access(0, 0)
     return gm.access(0, int(layout.offset(rows - 1, cols - 1)) + 1)
+
+
+def region_access(t, layout, rows: int, cols: int | None = None) -> tuple:
+    """The bytes the region ``[0:rows, 0:cols]`` of ``t`` (a GM or local tensor) seen through ``layout``
+    occupies, as :class:`~catlass_py.arch.events.MemAccess` records (one per strided piece; a
+    :class:`VectorLayout` takes ``rows`` elements). Raises :class:`ConfigError` for a layout that cannot say
+    which bytes it touches: an instruction's accesses are never left unchecked."""
+    footprint = getattr(layout, "footprint", None)
+    if footprint is None:
+        raise ConfigError(f"{type(layout).__name__} has no footprint(): the bytes an instruction touches through "
+                          "it cannot be derived for the pipe model")
+    runs = footprint(rows) if isinstance(layout, VectorLayout) else footprint(rows, cols)
+    return tuple(t.access(*run) for run in runs)
 
 
 def pad_cols(data: np.ndarray, cols: int, value=0) -> np.ndarray:

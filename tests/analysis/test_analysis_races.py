@@ -18,7 +18,7 @@ from catlass_py.arch import (
     CrossCoreSetEvent,
     CrossCoreWaitEvent,
     GlobalBuffer,
-    GmAccess,
+    MemAccess,
     InstructionEvent,
     LaunchInfo,
     LaunchParams,
@@ -266,7 +266,7 @@ def test_detector_arguments_and_empty_overlap():
     assert det.shift == 14
     with pytest.raises(ValueError):
         RaceDetector(page_bytes=3000)
-    assert overlap(GmAccess("x", 1, 0, 0), GmAccess("x", 1, 0, 8)) == (0, 0, 0)
+    assert overlap(MemAccess("x", 1, 0, 0), MemAccess("x", 1, 0, 8)) == (0, 0, 0)
 
 
 # -- the detector against a brute-force reference on random event streams --------------------------------
@@ -297,7 +297,7 @@ def _reference(steps):
                 clock[c] = [max(a, b) for a, b in zip(clock[c], src)]
         else:
             c, write, start, length, stride_extra, count = step[1]
-            acc = GmAccess("buf", 7, start, length, length + stride_extra if count > 1 else 0, count)
+            acc = MemAccess("buf", 7, start, length, length + stride_extra if count > 1 else 0, count)
             for oc, oepoch, owrite, oacc in history:
                 if oc != c and oepoch > clock[c][oc] and (write or owrite) and acc.overlaps(oacc):
                     return idx
@@ -324,7 +324,7 @@ def test_detector_agrees_with_brute_force_on_random_streams(steps, page_bytes):
                 det.on_event(CrossCoreWaitEvent(seq, CORES3[c], 0, (others[step[2] % len(others)],)))
         else:
             c, write, start, length, stride_extra, count = step[1]
-            acc = GmAccess("buf", 7, start, length, length + stride_extra if count > 1 else 0, count)
+            acc = MemAccess("buf", 7, start, length, length + stride_extra if count > 1 else 0, count)
             e = InstructionEvent(seq, CORES3[c], Pipe.MTE2, "Op", gm_reads=() if write else (acc,),
                                  gm_writes=(acc,) if write else ())
             try:
