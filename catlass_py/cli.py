@@ -19,7 +19,6 @@ import argparse
 import inspect
 import json
 import sys
-import warnings
 
 from rich.console import Console
 from rich.table import Table
@@ -84,12 +83,9 @@ def _summary(result: ExampleResult) -> Table:
                 table.add_row(f"{ctype} pipes busy", "  ".join(f"{p} {v:.0%}" for p, v in busy))
     races = result.analysis.get("races")
     if races:
-        flags = races["unpaired_flags"]
         checked = races["checked_accesses"]
-        table.add_row("races", "none" + (f" ({checked} accesses to writable GM checked)" if checked is not None else ""))
-        if flags is not None:
-            table.add_row("unpaired flag sets", "none" if not flags else f"{len(flags)}: " + "; ".join(flags[:4])
-                          + (" ..." if len(flags) > 4 else ""))
+        table.add_row("races", "none" + (f" ({checked} accesses checked)"
+                                         if checked is not None else ""))
     inter = result.analysis.get("interleavings")
     if inter:
         verdict = ("outputs DIFFER: " + f"{inter['distinct_outputs']} distinct (seeds {inter['differing_seeds']})"
@@ -104,7 +100,7 @@ def _summary(result: ExampleResult) -> Table:
 
 def _analyse(example, ns, progress_hook) -> ExampleResult:
     """Run the example with the analyses the options ask for and fill ``result.analysis``."""
-    from catlass_py.analysis import CostModel, UnpairedFlagWarning, explore_interleavings, write_chrome_trace
+    from catlass_py.analysis import CostModel, explore_interleavings, write_chrome_trace
     from catlass_py.arch import LaunchParams
 
     if ns.seeds < 0:
@@ -115,18 +111,14 @@ def _analyse(example, ns, progress_hook) -> ExampleResult:
                             "launch options (its run() has no 'options' parameter)")
     extra = {"options": LaunchParams(detect_races=ns.detect_races)} if takes_options else {}
     cost = CostModel(record=bool(ns.trace or ns.timeline))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnpairedFlagWarning)  # shown in the summary instead
-        result = example.run(ns.args, cores=ns.cores, seed=ns.seed, observers=(cost,), progress=progress_hook, **extra)
+    result = example.run(ns.args, cores=ns.cores, seed=ns.seed, observers=(cost,), progress=progress_hook, **extra)
     rep = cost.report
     if rep is not None:
         result.analysis["cost"] = {"arch": rep.arch, "clock_ghz": rep.clock_ghz, **rep.summary()}
     launch_result = getattr(result, "launch_result", None)
     if ns.detect_races:
         det = getattr(launch_result, "race_detector", None)
-        result.analysis["races"] = {
-            "races": 0, "checked_accesses": det.accesses if det is not None else None,
-            "unpaired_flags": [str(f) for f in det.unpaired_flags] if det is not None else None}
+        result.analysis["races"] = {"races": 0, "checked_accesses": det.accesses if det is not None else None}
     if ns.trace:
         n = write_chrome_trace(cost, ns.trace)
         result.analysis["trace"] = {"path": ns.trace, "events": n}
@@ -140,9 +132,7 @@ def _analyse(example, ns, progress_hook) -> ExampleResult:
             raise ArgumentError("--seeds: this example does not report an output digest to compare")
 
         def once(opts):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UnpairedFlagWarning)
-                return example.run(ns.args, cores=ns.cores, options=opts).output_digest
+            return example.run(ns.args, cores=ns.cores, options=opts).output_digest
 
         report = explore_interleavings(once, ns.seeds, detect_races=ns.detect_races, reference=result.output_digest)
         result.analysis["interleavings"] = report.summary()

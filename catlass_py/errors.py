@@ -1,7 +1,7 @@
 """Error hierarchy of catlass_py.
 
 CATLASS reports misuse at compile time (``static_assert``) or hangs/corrupts on the device; catlass_py
-turns each of those into an exception derived from :class:`CatlassError` (DESIGN.md section 6).
+turns each of those into an exception derived from :class:`CatlassError`.
 """
 
 from __future__ import annotations
@@ -50,7 +50,13 @@ class FlagOverflowError(CatlassError):
 
 
 class RaceError(CatlassError):
-    """Two cores touch overlapping global-memory bytes without a happens-before order."""
+    """Two accesses to overlapping bytes of one memory, at least one a write, have no happens-before order:
+    between two cores, or between two pipes of one core (see :mod:`catlass_py.arch.pipe_order`)."""
+
+
+class UnpairedFlagError(CatlassError):
+    """Flag sets (intra-core ``SetFlag`` or cross-core ``CrossCoreSetFlag``) were never consumed by a wait when
+    the launch ended. ``cross_core`` / ``intra_core`` list them."""
 
 
 class KernelError(CatlassError):
@@ -67,5 +73,6 @@ __all__ = [
     "DeadlockError",
     "FlagOverflowError",
     "RaceError",
+    "UnpairedFlagError",
     "KernelError",
 ]

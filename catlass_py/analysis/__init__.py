@@ -2,7 +2,7 @@
 adversarial scheduling. None of them is known to tile or kernel code; each subscribes to the event bus."""
 
 from catlass_py.analysis.cost import CostModel, CostReport, roofline
-from catlass_py.analysis.races import RaceAccess, RaceDetector, UnpairedFlag, UnpairedFlagWarning
+from catlass_py.analysis.races import RaceAccess, RaceDetector
 from catlass_py.analysis.schedule import InterleavingReport, explore_interleavings
 from catlass_py.analysis.trace import chrome_trace, draw_timeline, write_chrome_trace
 from catlass_py.analysis.workload import CoreFlagTraffic, WorkloadRecorder, WorkloadReport
@@ -14,8 +14,6 @@ __all__ = [
     "InterleavingReport",
     "RaceAccess",
     "RaceDetector",
-    "UnpairedFlag",
-    "UnpairedFlagWarning",
     "WorkloadRecorder",
     "WorkloadReport",
     "chrome_trace",

@@ -4,8 +4,10 @@ utilisation and per-pipe busy fractions (and, on request, every instruction's st
 There is no CATLASS counterpart; on hardware this is what ``msprof op`` measures and what ``msprof op simulator``
 draws. Parameters come from ``arch.cost`` (:class:`catlass_py.arch.spec.CostParams`), each with its source.
 
-Per core the model keeps an *issue clock* (the scalar unit dispatching instructions in program order) and,
-per pipe, the time the pipe is free for its next instruction and the time its issued work is complete:
+The order between pipes is the pipe model's (:mod:`catlass_py.arch.pipe_order`, the same happens-before graph
+the hazard detector checks); this module gives its operations times. Per core it keeps an *issue clock* (the
+scalar unit dispatching instructions in program order) and, per pipe, the time the pipe may start its next
+instruction (``free``) and the time its issued work is complete (``done``):
 
 ==========================  =========================================================================
 event                       timing rule
@@ -14,14 +16,17 @@ instruction on pipe P       starts at max(issue, P free); occupies P for its dur
                             rate, or cube fractals, or vector repeats); GM transfers complete
                             ``gm_latency_cycles`` later without occupying P. Issue advances by
                             ``scalar_issue_cycles``. Scalar (S) instructions stall issue until done.
-``SetFlag<X_Y>``            fires when pipe X's earlier work is complete
-``WaitFlag<X_Y>``           pipe Y starts nothing before the matching set fired (``source_seq``)
-``PipeBarrier<P>``          P starts nothing before its earlier work completed; ALL also stalls issue
-``CrossCoreSetFlag<P>``     fires when pipe P's earlier work is complete (+ ``cross_core_latency_cycles``)
+publish on P (a set)        fires at max(issue, P done, P free): after P's earlier work and what P waits for
+join into P (a wait)        P starts nothing before the token's time (``WaitFlag`` on P; a unit-flag Fixpipe
+                            after its closing Mmad; a unit-flag Mmad after the Fixpipe reading its L0C)
+``PipeBarrier<P>``          P starts nothing before its earlier work completed; ALL stalls issue until
+                            every pipe's work completed
+``CrossCoreSetFlag<P>``     fires as a publish on P (+ ``cross_core_latency_cycles``)
 ``CrossCoreWaitFlag``       stalls issue until every set it consumed (``sources``) fired
 ==========================  =========================================================================
 
-Pipes therefore overlap exactly as far as the kernel's synchronisation allows. Approximations: pipe queues
+Pipes therefore overlap exactly as far as the kernel's synchronisation allows, and no instruction starts
+before the work it is ordered after has finished. Approximations: pipe queues
 are unbounded (issue never stalls on a full queue); GM bandwidth shared by all cores is modelled by capping
 each core's GM rate at ``gm_bandwidth / block_dim`` and by a final floor ``total GM bytes / gm_bandwidth``
 on the predicted time; every GM access is assumed to miss L2.
@@ -36,18 +41,15 @@ from typing import Any
 from catlass_py.arch.events import (
     CoreEndEvent,
     CoreId,
-    CoreStartEvent,
     CrossCoreSetEvent,
     CrossCoreWaitEvent,
     InstructionEvent,
     LaunchInfo,
     MarkerEvent,
-    Observer,
-    PipeBarrierEvent,
-    SetFlagEvent,
     WaitFlagEvent,
 )
-from catlass_py.arch.pipes import CoreType, Pipe
+from catlass_py.arch.pipe_order import PIPES, CoreOrder, PipeOrder
+from catlass_py.arch.pipes import Pipe
 
 AIC_PIPES = ("MTE2", "MTE1", "M", "FIX", "S")
 AIV_PIPES = ("MTE2", "V", "MTE3", "S")
@@ -108,26 +110,27 @@ class CostReport:
 
 
 class _CoreTiming:
-    __slots__ = ("issue", "free", "done", "busy", "end")
+    __slots__ = ("issue", "free", "done", "busy", "end", "last_end")
 
     def __init__(self, start: float, pipes):
         self.issue = start
         self.free = dict.fromkeys(pipes, start)
         self.done = dict.fromkeys(pipes, start)
         self.busy = dict.fromkeys(pipes, 0.0)
+        self.last_end = dict.fromkeys(pipes, start)
         self.end = start
 
 
-class CostModel(Observer):
+class CostModel(PipeOrder):
     """Observer that times every instruction of a launch (see the module docstring for the rules).
 
-    After the launch, :attr:`report` holds the :class:`CostReport`. With ``record=True`` it also keeps
-    :attr:`intervals` (core index, pipe, op, start, duration, event seq, bytes), :attr:`flag_sets` and
-    :attr:`flag_waits` for :func:`catlass_py.analysis.trace.chrome_trace`. ``arch`` overrides the launch's
-    spec (e.g. to evaluate other cost parameters on the same run).
+    The order between pipes comes from :class:`~catlass_py.arch.pipe_order.PipeOrder` (the same happens-before
+    graph the hazard detector checks); this class adds durations and pipe occupancy. After the launch,
+    :attr:`report` holds the :class:`CostReport`. With ``record=True`` it also keeps :attr:`intervals` (core,
+    pipe, op, start, duration, event seq, bytes), :attr:`flag_sets` and :attr:`flag_waits` for
+    :func:`catlass_py.analysis.trace.chrome_trace`. ``arch`` overrides the launch's spec (e.g. to evaluate
+    other cost parameters on the same run).
     """
-
-    interests = frozenset({"instruction", "sync", "cross_core", "core", "marker"})
 
     def __init__(self, arch=None, *, record: bool = False):
         self.arch_override = arch
@@ -148,7 +151,7 @@ class CostModel(Observer):
         return self.reports[0] if len(self.reports) == 1 else _combine(self.reports)
 
     # -- lifecycle -------------------------------------------------------------------------------
-    def on_launch_start(self, info: LaunchInfo) -> None:
+    def start(self, info: LaunchInfo) -> None:
         from catlass_py.arch.spec import get_arch
 
         arch = get_arch(self.arch_override) if self.arch_override is not None else info.arch
@@ -157,11 +160,9 @@ class CostModel(Observer):
         self.block_dim = info.block_dim
         self.cores = tuple(dict.fromkeys(self.cores + tuple(info.cores)))  # every core of every launch seen
         self._offset = sum(r.cycles for r in self.reports)  # a later launch starts when the previous one ended
-        self._timing: dict[CoreId, _CoreTiming] = {
-            c: _CoreTiming(self._offset, AIC_PIPES if c.type is CoreType.AIC else AIV_PIPES) for c in info.cores
-        }
-        self._set_time: dict[int, float] = {}
-        self._xset_time: dict[int, float] = {}
+        self._timing: dict[CoreId, _CoreTiming] = {}
+        for c, st in self.orders.items():
+            st.data = self._timing[c] = _CoreTiming(self._offset, PIPES)
         self._gm_read = self._gm_write = 0
         self._macs = 0
         share = p.gm_bandwidth_gbps / p.clock_ghz / max(1, info.block_dim)  # bytes per cycle per AI core
@@ -171,44 +172,73 @@ class CostModel(Observer):
             "gm_write": min(p.gm_write_bytes_per_cycle, share),
             "ub_to_gm": min(p.ub_to_gm_bytes_per_cycle, share),
         }
-        self._handlers = {
-            InstructionEvent: self._instruction,
-            SetFlagEvent: self._set_flag,
-            WaitFlagEvent: self._wait_flag,
-            PipeBarrierEvent: self._barrier,
-            CrossCoreSetEvent: self._cross_set,
-            CrossCoreWaitEvent: self._cross_wait,
-            CoreStartEvent: _ignore,
-            CoreEndEvent: self._core_end,
-            MarkerEvent: self._marker,
-        }
-
-    def on_event(self, e) -> None:
-        self._handlers.get(type(e), _ignore)(e)
 
     def on_launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
         self.reports.append(self._build_report())
 
-    # -- per-event timing ------------------------------------------------------------------------
-    def _pipe_key(self, t: _CoreTiming, pipe: Pipe) -> str:
-        name = pipe.value
-        if name not in t.free:  # a pipe this core type does not list (e.g. a new PTO pipe): track it too
-            t.free[name] = t.done[name] = self._offset
-            t.busy[name] = 0.0
-        return name
+    # -- order operations on times ---------------------------------------------------------------
+    def dispatch(self, st: CoreOrder, pipe: Pipe) -> None:
+        """Nothing to do: an instruction never starts before the issue clock, which follows every scalar step."""
 
-    def _instruction(self, e: InstructionEvent) -> None:
-        t = self._timing[e.core]
+    def publish(self, st: CoreOrder, pipe: Pipe, e) -> float:
+        t = st.data
+        if type(e) is InstructionEvent:  # a unit-flag Mmad or Fixpipe: its own completion
+            return t.last_end[pipe]
+        fire = max(t.issue, t.done[pipe], t.free[pipe])
+        t.issue += self.params.scalar_issue_cycles
+        if type(e) is CrossCoreSetEvent:
+            if self.record:
+                self.flag_sets[e.seq] = (e.core, pipe.value, e.flag_id, fire)
+            return fire + self.params.cross_core_latency_cycles
+        return fire
+
+    def join(self, st: CoreOrder, pipe: Pipe, token: float, e) -> None:
+        t = st.data
+        if token > t.free[pipe]:
+            t.free[pipe] = token
+        if type(e) is WaitFlagEvent:
+            t.issue += self.params.scalar_issue_cycles
+
+    def cross_wait(self, st: CoreOrder, tokens, e: CrossCoreWaitEvent) -> None:
+        t = st.data
+        issued = ready = t.issue
+        for v in tokens:
+            if v > ready:
+                ready = v
+        t.issue = ready + self.params.scalar_issue_cycles
+        if self.record:
+            self.flag_waits.append((e.core, e.flag_id, issued, ready, e.sources))
+
+    def barrier(self, st: CoreOrder, pipe: Pipe, e) -> None:
+        t = st.data
+        if t.done[pipe] > t.free[pipe]:
+            t.free[pipe] = t.done[pipe]
+
+    def barrier_all(self, st: CoreOrder, e) -> float:
+        t = st.data
+        fire = max(t.issue, *t.done.values())
+        if type(e) is CrossCoreSetEvent:
+            if self.record:
+                self.flag_sets[e.seq] = (e.core, "ALL", e.flag_id, fire)
+            t.issue += self.params.scalar_issue_cycles
+            return fire + self.params.cross_core_latency_cycles
+        t.issue = fire
+        return fire
+
+    def instruction(self, st: CoreOrder, pipe: Pipe, e: InstructionEvent) -> None:
+        t = st.data
         p = self.params
-        pipe = self._pipe_key(t, e.pipe)
-        dur, lat = self._duration(e, pipe)
-        start = t.issue if t.issue > t.free[pipe] else t.free[pipe]
+        name = pipe.value
+        dur, lat = self._duration(e, name)
+        free = t.free[pipe]
+        start = t.issue if t.issue > free else free
         busy_end = start + dur
         t.free[pipe] = busy_end
+        t.last_end[pipe] = busy_end + lat
         if busy_end + lat > t.done[pipe]:
             t.done[pipe] = busy_end + lat
         t.busy[pipe] += dur
-        if pipe == "S":
+        if pipe is Pipe.S:
             t.issue = busy_end + lat
         else:
             t.issue += p.scalar_issue_cycles
@@ -217,7 +247,7 @@ class CostModel(Observer):
         for a in e.gm_writes:
             self._gm_write += a.length * a.count
         if self.record:
-            self.intervals.append((e.core, pipe, e.op, start, dur, e.seq, e.nbytes))
+            self.intervals.append((e.core, name, e.op, start, dur, e.seq, e.nbytes))
 
     def _duration(self, e: InstructionEvent, pipe: str) -> tuple[float, float]:
         """(cycles the pipe is occupied, extra cycles until the data has landed)."""
@@ -259,63 +289,13 @@ class CostModel(Observer):
             return (p.scalar_gm_read_cycles if e.gm_reads or e.gm_writes else p.scalar_issue_cycles), 0.0
         return p.mte_overhead_cycles + nbytes / p.l1_to_l0b_bytes_per_cycle, 0.0
 
-    def _set_flag(self, e: SetFlagEvent) -> None:
-        t = self._timing[e.core]
-        src = self._pipe_key(t, e.event.src)
-        fire = t.done[src] if t.done[src] > t.issue else t.issue
-        self._set_time[e.seq] = fire
-        t.issue += self.params.scalar_issue_cycles
-
-    def _wait_flag(self, e: WaitFlagEvent) -> None:
-        t = self._timing[e.core]
-        dst = self._pipe_key(t, e.event.dst)
-        ready = self._set_time.pop(e.source_seq, self._offset)
-        if ready > t.free[dst]:
-            t.free[dst] = ready
-        t.issue += self.params.scalar_issue_cycles
-
-    def _barrier(self, e: PipeBarrierEvent) -> None:
-        t = self._timing[e.core]
-        if e.pipe is Pipe.ALL:
-            t.issue = max(t.issue, *t.done.values())
-        else:
-            pipe = self._pipe_key(t, e.pipe)
-            if t.done[pipe] > t.free[pipe]:
-                t.free[pipe] = t.done[pipe]
-
-    def _cross_set(self, e: CrossCoreSetEvent) -> None:
-        t = self._timing[e.core]
-        if e.pipe is Pipe.ALL:
-            fire = max(t.issue, *t.done.values())
-        else:
-            pipe = self._pipe_key(t, e.pipe)
-            fire = max(t.issue, t.done[pipe])
-        self._xset_time[e.seq] = fire + self.params.cross_core_latency_cycles
-        if self.record:
-            self.flag_sets[e.seq] = (e.core, e.pipe.value, e.flag_id, fire)
-        t.issue += self.params.scalar_issue_cycles
-
-    def _cross_wait(self, e: CrossCoreWaitEvent) -> None:
-        t = self._timing[e.core]
-        issued = t.issue
-        ready = issued
-        xset = self._xset_time
-        for s in e.sources:
-            v = xset.get(s, 0.0)
-            if v > ready:
-                ready = v
-        t.issue = ready + self.params.scalar_issue_cycles
-        if self.record:
-            self.flag_waits.append((e.core, e.flag_id, issued, ready, e.sources))
-
-    def _core_end(self, e: CoreEndEvent) -> None:
-        t = self._timing[e.core]
+    def core_end(self, st: CoreOrder, e: CoreEndEvent) -> None:
+        t = st.data
         t.end = max(t.issue, *t.done.values())
 
-    def _marker(self, e: MarkerEvent) -> None:
+    def marker(self, st: CoreOrder, e: MarkerEvent) -> None:
         if self.record:
-            t = self._timing[e.core]
-            self.markers.append((e.core, t.issue, e.kind, e.data))
+            self.markers.append((e.core, st.data.issue, e.kind, e.data))
 
     # -- report ----------------------------------------------------------------------------------
     def _build_report(self) -> CostReport:
@@ -335,9 +315,9 @@ class CostModel(Observer):
             if not members:
                 continue
             core_cycles[ctype] = cycles * len(members)
-            names = list(pipes) + sorted({k for t in members for k in t.busy} - set(pipes))
-            for name in names:
-                busy_cycles[f"{ctype}.{name}"] = sum(t.busy.get(name, 0.0) for t in members)
+            extra = sorted({k.value for t in members for k, v in t.busy.items() if v} - set(pipes))
+            for name in list(pipes) + extra:
+                busy_cycles[f"{ctype}.{name}"] = sum(t.busy[Pipe(name)] for t in members)
         pipe_busy = _fractions(busy_cycles, core_cycles)
         return CostReport(
             arch=self.arch.name, clock_ghz=p.clock_ghz, block_dim=self.block_dim, cycles=cycles,
@@ -372,10 +352,6 @@ def _combine(reports: list[CostReport]) -> CostReport:
         pipe_busy=pipe_busy, core_end_cycles=dict(last.core_end_cycles), launches=len(reports),
         busy_cycles=busy, core_cycles=cores,
     )
-
-
-def _ignore(e) -> None:
-    return None
 
 
 def roofline(arch, *, macs: int, gm_bytes: int, dtype: str = "int8", block_dim: int | None = None) -> dict[str, float]:

@@ -37,10 +37,11 @@ from typing import Any, Iterable
 from catlass_py.arch.context import CoreContext
 from catlass_py.arch.events import CoreEndEvent, CoreId, CoreStartEvent, LaunchInfo, Observer, ObserverBus
 from catlass_py.arch.flags import FlagBoard
+from catlass_py.arch.hazards import RaceDetector
 from catlass_py.arch.params import LaunchParams
 from catlass_py.arch.pipes import CoreType
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
-from catlass_py.errors import ArgumentError, CatlassError, DeadlockError, KernelError
+from catlass_py.errors import ArgumentError, CatlassError, DeadlockError, KernelError, UnpairedFlagError
 
 
 class _Abort(BaseException):
@@ -61,8 +62,7 @@ class LaunchResult:
     unconsumed_intra_core_flags: list[tuple[CoreId, Any, int, int]] = field(default_factory=list)
     """(core, HardEvent, event id, count) of intra-core ``SetFlag``s no ``WaitFlag`` consumed."""
     race_detector: Observer | None = None
-    """The :class:`~catlass_py.analysis.races.RaceDetector` of a ``detect_races`` launch (its
-    ``unpaired_flags`` lists the sets above)."""
+    """The :class:`~catlass_py.arch.hazards.RaceDetector` of a ``detect_races`` launch."""
 
 
 class _CoreRun:
@@ -264,6 +264,20 @@ def _attribute(exc: BaseException, ctx: CoreContext) -> BaseException:
     return err
 
 
+def _unpaired(leftover, intra) -> UnpairedFlagError:
+    """The error for flag sets no wait consumed by the end of the launch (the next operator on the device
+    would inherit them: a wait there returns early, or the counter overflows)."""
+    items = [f"{c.name}: {n} unconsumed set(s) of cross-core flag {fid}" for c, fid, n in leftover]
+    items += [f"{c.name}: {n} unconsumed SetFlag<{ev.name}>({eid})" for c, ev, eid, n in intra]
+    shown = "\n  ".join(items[:12]) + ("\n  ..." if len(items) > 12 else "")
+    err = UnpairedFlagError(
+        f"{len(items)} flag(s) were set but never waited for when the launch ended (on hardware the next operator "
+        f"would inherit them; LaunchParams(allow_unpaired_flags=True) accepts this):\n  {shown}")
+    err.cross_core = list(leftover)
+    err.intra_core = list(intra)
+    return err
+
+
 def launch(
     kernel,
     params: Any,
@@ -281,9 +295,10 @@ def launch(
     core; a kernel without one of the two methods (or with it set to None) launches only the other type.
     ``seed`` and ``detect_races`` override the fields of ``options``. Raises :class:`DeadlockError`, or the
     error a core raised (annotated with that core), after every observer has been told that the launch
-    ended. With ``detect_races`` a :class:`~catlass_py.analysis.races.RaceDetector` joins the observers: it
-    raises :class:`RaceError` at the first unordered conflicting GM access pair and, after a clean launch,
-    warns about flag sets nobody consumed.
+    ended. With ``detect_races`` a :class:`~catlass_py.arch.hazards.RaceDetector` joins the observers: it
+    raises :class:`RaceError` at the first unordered conflicting pair of accesses (between cores, or between
+    pipes of one core). Flag sets nobody consumed by the end raise :class:`UnpairedFlagError` unless
+    ``options.allow_unpaired_flags``.
     """
     arch = get_arch(arch)
     options = options or LaunchParams()
@@ -297,8 +312,6 @@ def launch(
     observers = tuple(observers)
     detector = None
     if options.detect_races:
-        from catlass_py.analysis.races import RaceDetector  # an observer like any other; imported on demand
-
         detector = RaceDetector()
         observers = observers + (detector,)
     bus = ObserverBus(observers)
@@ -314,8 +327,8 @@ def launch(
         raise state.error
     leftover = state.flags.leftover()
     intra = [(r.ctx.core, ev, eid, n) for r in state.runs for ev, eid, n in r.ctx.pending_intra_core_flags()]
-    if detector is not None:
-        detector.finish(leftover, intra)
+    if (leftover or intra) and not options.allow_unpaired_flags:
+        raise _unpaired(leftover, intra)
     return LaunchResult(
         arch=arch,
         block_dim=block_dim,

@@ -33,10 +33,14 @@ class LaunchParams:
     process setting alone. Needs ``threadpoolctl`` (a dependency); restored when the launch ends."""
 
     detect_races: bool = False
-    """Check every pair of global-memory accesses from different cores for a happens-before order (vector
-    clocks advanced by cross-core flags) and raise :class:`RaceError` at the first unordered pair that touches
-    the same bytes with at least one write; at the end, warn about flag sets nobody consumed
-    (:class:`catlass_py.analysis.races.RaceDetector`). Adds a small fraction to the launch time."""
+    """Check every pair of accesses to the same memory (GM, on-chip buffers, registers), from two cores or two
+    pipes of one core, for a happens-before order (:mod:`catlass_py.arch.pipe_order`) and raise
+    :class:`RaceError` at the first unordered pair that touches the same bytes with at least one write
+    (:class:`catlass_py.arch.hazards.RaceDetector`)."""
+
+    allow_unpaired_flags: bool = False
+    """Accept flag sets no wait consumed by the end of the launch (listed in ``LaunchResult``) instead of
+    raising :class:`UnpairedFlagError`."""
 
     def __post_init__(self):
         from catlass_py.errors import ArgumentError

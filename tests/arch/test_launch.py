@@ -16,7 +16,14 @@ from catlass_py.arch import (
     Pipe,
     launch,
 )
-from catlass_py.errors import ArgumentError, DeadlockError, FlagOverflowError, KernelError, OutOfBoundsError
+from catlass_py.errors import (
+    ArgumentError,
+    DeadlockError,
+    FlagOverflowError,
+    KernelError,
+    OutOfBoundsError,
+    UnpairedFlagError,
+)
 
 TILE = 64
 STORED = CrossCoreFlag(0)
@@ -69,13 +76,36 @@ def test_same_seed_same_interleaving_and_seeds_vary_it():
     assert len(schedules) > 1
 
 
-def test_kernel_without_its_wait_is_still_deterministic():
-    outs = [_run(Handoff(wait=False), seed=3)[0] for _ in range(3)]
+def test_kernel_without_its_wait_is_still_deterministic_when_unpaired_flags_are_allowed():
+    allow = LaunchParams(allow_unpaired_flags=True, seed=3)
+    outs = [_run(Handoff(wait=False), options=allow)[0] for _ in range(3)]
     for o in outs[1:]:
         np.testing.assert_array_equal(o, outs[0])
-    # ...but leaves the AIC's sets unconsumed, which on hardware corrupts the next operator.
-    _, result = _run(Handoff(wait=False))
-    assert len(result.unconsumed_flags) == 6
+    _, result = _run(Handoff(wait=False), options=LaunchParams(allow_unpaired_flags=True))
+    assert sorted((c.short, fid, n) for c, fid, n in result.unconsumed_flags) == [
+        (f"AIV{b}.{s}", 0, 1) for b in range(3) for s in range(2)]
+
+
+def test_unconsumed_sets_at_the_end_of_a_launch_are_an_error_listing_them():
+    # The AIC's sets nobody waited for would corrupt the next operator on hardware.
+    with pytest.raises(UnpairedFlagError) as info:
+        _run(Handoff(wait=False))
+    msg = str(info.value)
+    assert msg.startswith("6 flag(s) were set but never waited for")
+    assert "AIV 5 (AI core 2, sub-block 1): 1 unconsumed set(s) of cross-core flag 0" in msg
+    assert len(info.value.cross_core) == 6 and info.value.intra_core == []
+
+
+def test_an_unconsumed_intra_core_set_is_an_error_too():
+    class Leaky:
+        def aic(self, ctx, p):
+            ctx.set_flag(HardEvent.MTE2_MTE1, 3)
+
+    with pytest.raises(UnpairedFlagError, match=r"AIC 0: 1 unconsumed SetFlag<MTE2_MTE1>\(3\)"):
+        launch(Leaky(), None, 1)
+    result = launch(Leaky(), None, 1, options=LaunchParams(allow_unpaired_flags=True))
+    assert [(c.short, ev, eid, n) for c, ev, eid, n in result.unconsumed_intra_core_flags] == [
+        ("AIC0", HardEvent.MTE2_MTE1, 3, 1)]
 
 
 def test_wait_that_is_never_satisfied_raises_deadlock_fast_naming_the_cores():
