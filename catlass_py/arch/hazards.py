@@ -16,6 +16,7 @@ publish on P (a set)        a copy of ``clock[P]`` with P's own component at its
 join token into P (a wait)  ``clock[P] = max(clock[P], token)``
 ``PipeBarrier<P>``          P's own component jumps to its last issued epoch
 ``PipeBarrier<PIPE_ALL>``   every pipe's clock becomes the maximum of all of them, own components complete
+cross-core set on PIPE_ALL  publishes that maximum without changing the clocks
 ==========================  ================================================================================
 
 An earlier access of component d at epoch e is ordered before an access on pipe P iff ``e <= clock[P][d]``.
@@ -189,12 +190,13 @@ class RaceDetector(PipeOrder):
         c = st.data
         joined = np.maximum.reduce(c.vc)
         joined[c.base:c.base + _NP] = np.maximum(joined[c.base:c.base + _NP], np.asarray(c.cur, np.int32) - 1)
+        if type(e) is CrossCoreSetEvent:  # publishes every pipe's work; later work is not held back
+            self._cross_sets[st.core].append((e.seq, Pipe.ALL, e.flag_id))
+            return joined
         for i in range(_NP):
             c.vc[i][:] = joined
         c.s_version += 1
-        if type(e) is CrossCoreSetEvent:
-            self._cross_sets[st.core].append((e.seq, Pipe.ALL, e.flag_id))
-        return joined.copy()
+        return joined
 
     def marker(self, st: CoreOrder, e) -> None:
         st.data.context = _describe_marker(e)
@@ -273,6 +275,8 @@ class RaceDetector(PipeOrder):
             for table in prune:
                 lst = table.get(pg)
                 if lst:
+                    # Sound: a later access unordered with ``o`` is unordered with ``new`` (o precedes new), and
+                    # one of new's own pipe knows everything new's pipe knew, so it follows ``o`` too.
                     keep = [o for o in lst if not (o.epoch <= vc[o.comp] and _covers(new, o))]
                     if len(keep) != len(lst):
                         table[pg] = keep
@@ -311,7 +315,7 @@ class RaceDetector(PipeOrder):
         p, q = first.pipe, second.pipe
         what = f"{first.op} (PIPE_{p}) and {second.op} (PIPE_{q})"
         if first.core == second.core:
-            where = f"on {second.core.name}"
+            where = f"on {second.core.name.split(' (')[0]}"
             if p is q:
                 return f"missing synchronisation: no PipeBarrier<PIPE_{p}> between {what} {where}"
             ev = _HARD_EVENTS.get((p, q))

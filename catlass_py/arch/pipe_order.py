@@ -36,7 +36,8 @@ unit flag (Mmad/Fixpipe)       a Fixpipe with ``unitFlag`` follows the Mmad with
                                unit-flag Fixpipe that last read the L0C bytes it writes (the unit flag
                                replaces the M_FIX / FIX_M events)
 ``CrossCoreSetFlag<m, P>``     issued on P: publishes the work of P issued before it (and what P is
-                               ordered after), not the work of other pipes; ``PIPE_ALL`` publishes all
+                               ordered after), not the work of other pipes; ``PIPE_ALL`` publishes the
+                               work of every pipe (later work is not held back)
 ``CrossCoreWaitFlag``          runs on S: every later instruction of the waiting core follows the sets
                                whose counts it consumed (``CrossCoreWaitEvent.sources``)
 =============================  ===========================================================================
@@ -143,7 +144,9 @@ class PipeOrder(Observer):
         raise NotImplementedError
 
     def barrier_all(self, st: CoreOrder, e) -> Any:
-        """Order everything; return a token of the whole core (used by PIPE_ALL cross-core sets)."""
+        """``PipeBarrier<PIPE_ALL>``: order every later instruction of the core after every earlier one. For a
+        ``CrossCoreSetFlag<mode, PIPE_ALL>`` (``e`` a :class:`CrossCoreSetEvent`): return a token of all the
+        core's work so far, without holding later work back."""
         raise NotImplementedError
 
     def instruction(self, st: CoreOrder, pipe: Pipe, e: InstructionEvent) -> None:
