@@ -24,6 +24,7 @@ from catlass_py.arch.events import (
 )
 from catlass_py.arch.flags import flag_id_of
 from catlass_py.arch.memory import LocalArena, Resource, next_buffer_id
+from catlass_py.arch.mutation import SyncEditor, swap
 from catlass_py.arch.pipes import CoreType, HardEvent, Pipe
 from catlass_py.errors import ArgumentError, ConfigError, DeadlockError
 
@@ -45,7 +46,7 @@ class CoreContext:
     """
 
     def __init__(self, arch, core: CoreId, block_num: int, bus: ObserverBus, launch: "_Launch | None" = None,
-                 *, poison: int = 0xFF, check_intra_core_flags: bool = True):
+                 *, poison: int = 0xFF, check_intra_core_flags: bool = True, editor: SyncEditor | None = None):
         self.arch = arch
         self.core = core
         self.block_num = block_num
@@ -59,6 +60,9 @@ class CoreContext:
         #: unsigned ints; written by instructions such as SET_QUANT_SCALAR and read by the fixpipe.
         self.registers: dict[str, int] = {}
         self._register_ids: dict[str, int] = {}
+        #: records synchronisation call sites and applies a mutation (:mod:`catlass_py.arch.mutation`)
+        self._editor = editor
+        self._delayed: list = []
         self._extra_buffers: dict[str, LocalArena] = {}
 
     # -- identity --------------------------------------------------------------------------------
@@ -127,6 +131,15 @@ class CoreContext:
                                   "pipe (Pipe.S, V, M, MTE1, MTE2, MTE3 or FIX)")
             bus.publish(InstructionEvent(bus.next_seq(), self.core, pipe, op, nbytes, flops, tuple(gm_reads),
                                          tuple(gm_writes), info, tuple(local_reads), tuple(local_writes), unit_flag))
+        if self._delayed:
+            self._release_delayed(pipe)
+
+    def _release_delayed(self, pipe: Pipe) -> None:
+        """Issue the waits a mutation delayed until after this instruction (one of their pipe, or any)."""
+        due = [fn for p, fn in self._delayed if p is None or p is pipe]
+        self._delayed = [(p, fn) for p, fn in self._delayed if not (p is None or p is pipe)]
+        for fn in due:
+            fn()
 
     def register_access(self, name: str) -> MemAccess:
         """The special-purpose register ``name`` of this core (PTO ``QUANT_PRE``, ``FPC`` ...) as an access
@@ -147,14 +160,40 @@ class CoreContext:
     # -- intra-core pipe synchronisation ---------------------------------------------------------
     def set_flag(self, event: HardEvent, event_id: int = 0) -> None:
         """``AscendC::SetFlag<event>(event_id)``: pipe ``event.src`` signals pipe ``event.dst``."""
+        site = None
+        ed = self._editor
+        if ed is not None:
+            site, edit = ed.edit("SetFlag", self, event=event, ident=event_id)
+            if edit is not None:
+                if edit.action == "drop":
+                    return
+                if edit.action == "swap_ids":
+                    event_id = swap(event_id, edit.ids)
         self._check_event(event, event_id)
         seq = self.bus.next_seq()
         self._events.setdefault((event, event_id), deque()).append(seq)
         if self.bus.sync:
             self.bus.publish(SetFlagEvent(seq, self.core, event, event_id))
+        if site is not None:
+            ed.set_issued(seq, site)
 
     def wait_flag(self, event: HardEvent, event_id: int = 0) -> None:
         """``AscendC::WaitFlag<event>(event_id)``: pipe ``event.dst`` waits for the matching set."""
+        site = None
+        ed = self._editor
+        if ed is not None:
+            site, edit = ed.edit("WaitFlag", self, event=event, ident=event_id)
+            if edit is not None:
+                if edit.action == "drop":
+                    return
+                if edit.action == "swap_ids":
+                    event_id = swap(event_id, edit.ids)
+                elif edit.action == "delay":
+                    self._delayed.append((event.dst, lambda: self._wait_flag(event, event_id, site)))
+                    return
+        self._wait_flag(event, event_id, site)
+
+    def _wait_flag(self, event: HardEvent, event_id: int, site) -> None:
         self._check_event(event, event_id)
         q = self._events.get((event, event_id))
         if q:
@@ -169,13 +208,25 @@ class CoreContext:
             source = 0
         if self.bus.sync:
             self.bus.publish(WaitFlagEvent(self.bus.next_seq(), self.core, event, event_id, source))
+        if site is not None:
+            self._editor.wait_consumed((source,), site)
 
     def pipe_barrier(self, pipe: Pipe = Pipe.ALL) -> None:
         """``AscendC::PipeBarrier<pipe>()``: later instructions of ``pipe`` wait for earlier ones."""
         if not isinstance(pipe, Pipe):
             raise ArgumentError(f"pipe: expected a Pipe, got {pipe!r}")
+        ed = self._editor
+        if ed is not None:
+            _site, edit = ed.edit("PipeBarrier", self, event=pipe)
+            if edit is not None and edit.action == "drop":
+                return
         if self.bus.sync:
             self.bus.publish(PipeBarrierEvent(self.bus.next_seq(), self.core, pipe))
+
+    def flush_delayed(self) -> None:
+        """Issue the waits a mutation delayed and no later instruction released (at the end of the program)."""
+        while self._delayed:
+            self._delayed.pop(0)[1]()
 
     def pending_intra_core_flags(self) -> list[tuple[HardEvent, int, int]]:
         """(event, id, count) of sets no wait consumed yet."""
@@ -194,18 +245,48 @@ class CoreContext:
         fid = flag_id_of(flag)
         if not isinstance(pipe, Pipe):
             raise ArgumentError(f"pipe: expected a Pipe, got {pipe!r}")
+        site = None
+        ed = self._editor
+        if ed is not None:
+            site, edit = ed.edit("CrossCoreSetFlag", self, ident=fid, pipe=pipe)
+            if edit is not None:
+                if edit.action == "drop":
+                    return
+                if edit.action == "move_pipe":
+                    pipe = edit.pipe
+                elif edit.action == "swap_ids":
+                    fid = swap(fid, edit.ids)
         seq = self.bus.next_seq()
         if self.bus.cross_core:
             self.bus.publish(CrossCoreSetEvent(seq, self.core, fid, mode, pipe))
+        if site is not None:
+            ed.set_issued(seq, site)
         launch.flag_set(self, fid, mode, seq)
 
     def cross_core_wait_flag(self, flag) -> None:
         """``CrossCoreWaitFlag(flag)``: block while this core's counter of ``flag`` is 0, then decrement it."""
         launch = self._require_launch("cross_core_wait_flag")
         fid = flag_id_of(flag)
+        site = None
+        ed = self._editor
+        if ed is not None:
+            site, edit = ed.edit("CrossCoreWaitFlag", self, ident=fid)
+            if edit is not None:
+                if edit.action == "drop":
+                    return
+                if edit.action == "swap_ids":
+                    fid = swap(fid, edit.ids)
+                elif edit.action == "delay":
+                    self._delayed.append((None, lambda: self._cross_core_wait(launch, fid, site)))
+                    return
+        self._cross_core_wait(launch, fid, site)
+
+    def _cross_core_wait(self, launch, fid: int, site) -> None:
         sources, blocked = launch.flag_wait(self, fid)
         if self.bus.cross_core:
             self.bus.publish(CrossCoreWaitEvent(self.bus.next_seq(), self.core, fid, sources, blocked))
+        if site is not None:
+            self._editor.wait_consumed(sources, site)
 
     def cross_core_barrier(self, mode: int = 0, pipe: Pipe = Pipe.ALL) -> None:
         """CATLASS ``Arch::CrossCoreBarrier<mode, pipe>()``: set then wait the reserved barrier id

@@ -38,6 +38,7 @@ from catlass_py.arch.context import CoreContext
 from catlass_py.arch.events import CoreEndEvent, CoreId, CoreStartEvent, LaunchInfo, Observer, ObserverBus
 from catlass_py.arch.flags import FlagBoard
 from catlass_py.arch.hazards import RaceDetector
+from catlass_py.arch.mutation import SyncEditor
 from catlass_py.arch.params import LaunchParams
 from catlass_py.arch.pipes import CoreType
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
@@ -63,6 +64,9 @@ class LaunchResult:
     """(core, HardEvent, event id, count) of intra-core ``SetFlag``s no ``WaitFlag`` consumed."""
     race_detector: Observer | None = None
     """The :class:`~catlass_py.arch.hazards.RaceDetector` of a ``detect_races`` launch."""
+    sync_sites: list = field(default_factory=list)
+    """With ``LaunchParams(record_sync_sites=True)``: every synchronisation call site that ran
+    (:class:`~catlass_py.arch.mutation.SyncSiteRecord`), in source order."""
 
 
 class _CoreRun:
@@ -86,6 +90,8 @@ class _Launch:
         self.arch = arch
         self.options = options
         self.bus = bus
+        self.editor = (SyncEditor(options.mutation, options.record_sync_sites)
+                       if options.mutation is not None or options.record_sync_sites else None)
         aic_fn = getattr(kernel, "aic", None)
         aiv_fn = getattr(kernel, "aiv", None)
         runs: list[_CoreRun] = []
@@ -111,6 +117,7 @@ class _Launch:
         return CoreContext(
             self.arch, core, block_dim, self.bus, self,
             poison=self.options.poison, check_intra_core_flags=self.options.check_intra_core_flags,
+            editor=self.editor,
         )
 
     # -- baton passing ---------------------------------------------------------------------------
@@ -145,6 +152,7 @@ class _Launch:
             if bus.cores:
                 bus.publish(CoreStartEvent(bus.next_seq(), run.ctx.core))
             run.fn(run.ctx, self.params)
+            run.ctx.flush_delayed()
             if bus.cores:
                 bus.publish(CoreEndEvent(bus.next_seq(), run.ctx.core))
         except _Abort:
@@ -338,4 +346,5 @@ def launch(
         unconsumed_flags=leftover,
         unconsumed_intra_core_flags=intra,
         race_detector=detector,
+        sync_sites=sorted(state.editor.records.values(), key=lambda r: r.site) if state.editor is not None else [],
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,14 @@ class LaunchParams:
     pipes of one core, for a happens-before order (:mod:`catlass_py.arch.pipe_order`) and raise
     :class:`RaceError` at the first unordered pair that touches the same bytes with at least one write
     (:class:`catlass_py.arch.hazards.RaceDetector`)."""
+
+    record_sync_sites: bool = False
+    """List every synchronisation call site the launch ran in ``LaunchResult.sync_sites``
+    (:mod:`catlass_py.arch.mutation`)."""
+
+    mutation: Any = None
+    """A :class:`~catlass_py.arch.mutation.Mutation` applied to the synchronisation calls of its sites (mutation
+    testing of the checks; delayed waits need instruction events, e.g. ``detect_races=True``)."""
 
     allow_unpaired_flags: bool = False
     """Accept flag sets no wait consumed by the end of the launch (listed in ``LaunchResult``) instead of

@@ -1,0 +1,175 @@
+"""Synchronisation call sites of a kernel, and mutants that edit them at run time.
+
+Every synchronisation call (``SetFlag``, ``WaitFlag``, ``PipeBarrier``, ``CrossCoreSetFlag``,
+``CrossCoreWaitFlag``) has a *site*: the first source line outside the machine (``catlass_py/arch``) on the call
+stack, i.e. the kernel, block or epilogue line that issued it, and the kind of call. A launch with
+``LaunchParams(record_sync_sites=True)`` lists the sites it executed (:class:`SyncSiteRecord`: calls, event
+types, ids, pipes, and which set sites fed which wait sites); a launch with ``LaunchParams(mutation=...)``
+applies a :class:`Mutation` to every dynamic call of the sites it names, without touching the kernel's code:
+
+===============  =============================================================================================
+edit             effect at its site
+===============  =============================================================================================
+``drop``         the call is not issued
+``move_pipe``    a ``CrossCoreSetFlag`` is issued on ``pipe`` instead of its own pipe
+``swap_ids``     ids ``a`` and ``b`` are exchanged (event ids of Set/WaitFlag, flag ids of cross-core calls)
+``delay``        a wait is issued after the next instruction of the pipe it blocks (``WaitFlag``) or after the
+                 core's next instruction (``CrossCoreWaitFlag``): after the first use of what it protects
+===============  =============================================================================================
+
+There is no CATLASS counterpart; this is mutation testing of the checks (:mod:`catlass_py.arch.hazards`, the
+deadlock and flag-pairing checks of the launch): a mutant that changes the order of work must be reported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from catlass_py.errors import ArgumentError
+
+SYNC_KINDS = ("SetFlag", "WaitFlag", "PipeBarrier", "CrossCoreSetFlag", "CrossCoreWaitFlag")
+EDIT_ACTIONS = ("drop", "move_pipe", "swap_ids", "delay")
+
+_ARCH_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(_ARCH_DIR.rstrip(os.sep))) + os.sep
+
+
+@dataclass(frozen=True, order=True)
+class SyncSite:
+    """A synchronisation call site: source file (relative to the directory holding ``catlass_py`` when inside
+    it, else absolute), line, and kind of call."""
+
+    file: str
+    line: int
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} at {self.file}:{self.line}"
+
+
+@dataclass
+class SyncSiteRecord:
+    """What one site did during a recorded launch."""
+
+    site: SyncSite
+    function: str = ""
+    calls: int = 0
+    events: set = field(default_factory=set)  # HardEvent names (intra-core) or pipe names (barriers)
+    ids: set = field(default_factory=set)  # event ids or cross-core flag ids
+    pipes: set = field(default_factory=set)  # pipes of cross-core sets
+    partners: set = field(default_factory=set)  # for a set: the wait sites that consumed it (and vice versa)
+    cores: set = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One edit of a :class:`Mutation` (see the module docstring)."""
+
+    site: SyncSite
+    action: str
+    pipe: Any = None
+    ids: tuple[int, int] | None = None
+
+    def __post_init__(self):
+        if self.action not in EDIT_ACTIONS:
+            raise ArgumentError(f"Edit.action: expected one of {EDIT_ACTIONS}, got {self.action!r}")
+        if self.action == "move_pipe" and (self.pipe is None or self.site.kind != "CrossCoreSetFlag"):
+            raise ArgumentError("Edit: move_pipe applies to a CrossCoreSetFlag site and needs a pipe")
+        if self.action == "swap_ids" and (self.ids is None or len(self.ids) != 2 or self.ids[0] == self.ids[1]):
+            raise ArgumentError(f"Edit: swap_ids needs two different ids, got {self.ids!r}")
+        if self.action == "delay" and self.site.kind not in ("WaitFlag", "CrossCoreWaitFlag"):
+            raise ArgumentError(f"Edit: delay applies to a wait site, got {self.site}")
+
+    def __str__(self) -> str:
+        extra = f" to PIPE_{self.pipe}" if self.action == "move_pipe" else (
+            f" {self.ids[0]}<->{self.ids[1]}" if self.action == "swap_ids" else "")
+        return f"{self.action}{extra} {self.site}"
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """A set of edits applied together (e.g. dropping a set and the wait it pairs with)."""
+
+    edits: tuple[Edit, ...]
+
+    def __str__(self) -> str:
+        return " + ".join(str(e) for e in self.edits)
+
+
+DROP = object()
+DELAY = object()
+
+
+class SyncEditor:
+    """Per launch: finds the site of each synchronisation call, records it, and applies the mutation."""
+
+    def __init__(self, mutation: Mutation | None, record: bool):
+        self.record = record
+        self.records: dict[SyncSite, SyncSiteRecord] = {}
+        self._set_site: dict[int, SyncSite] = {}
+        self._edits: dict[SyncSite, Edit] = {}
+        if mutation is not None:
+            if not isinstance(mutation, Mutation):
+                raise ArgumentError(f"mutation: expected a Mutation, got {mutation!r}")
+            for e in mutation.edits:
+                self._edits[e.site] = e
+
+    @staticmethod
+    def site(kind: str) -> tuple[SyncSite, str]:
+        """The call site of the synchronisation call being made (and the function it is in)."""
+        f = sys._getframe(2)
+        while f is not None and f.f_code.co_filename.startswith(_ARCH_DIR):
+            f = f.f_back
+        if f is None:  # pragma: no cover - a call made from inside the machine only
+            return SyncSite("<machine>", 0, kind), ""
+        path = os.path.abspath(f.f_code.co_filename)
+        if path.startswith(_PACKAGE_ROOT):
+            path = path[len(_PACKAGE_ROOT):]
+        return SyncSite(path, f.f_lineno, kind), f.f_code.co_name
+
+    def _note(self, site: SyncSite, function: str, ctx, event=None, ident=None, pipe=None) -> SyncSiteRecord | None:
+        if not self.record:
+            return None
+        rec = self.records.get(site)
+        if rec is None:
+            rec = self.records[site] = SyncSiteRecord(site, function)
+        rec.calls += 1
+        rec.cores.add(ctx.core.short)
+        if event is not None:
+            rec.events.add(str(event))
+        if ident is not None:
+            rec.ids.add(ident)
+        if pipe is not None:
+            rec.pipes.add(str(pipe))
+        return rec
+
+    def edit(self, kind: str, ctx, *, event=None, ident=None, pipe=None):
+        """Returns (site, edit or None) after recording the call."""
+        site, function = self.site(kind)
+        self._note(site, function, ctx, event, ident, pipe)
+        return site, self._edits.get(site)
+
+    def set_issued(self, seq: int, site: SyncSite) -> None:
+        if self.record:
+            self._set_site[seq] = site
+
+    def wait_consumed(self, sources, site: SyncSite) -> None:
+        if not self.record:
+            return
+        for s in sources:
+            set_site = self._set_site.get(s)
+            if set_site is not None:
+                self.records[set_site].partners.add(site)
+                self.records[site].partners.add(set_site)
+
+
+def swap(ident: int, ids: tuple[int, int]) -> int:
+    a, b = ids
+    return b if ident == a else a if ident == b else ident
+
+
+__all__ = ["DELAY", "DROP", "EDIT_ACTIONS", "SYNC_KINDS", "Edit", "Mutation", "SyncEditor", "SyncSite",
+           "SyncSiteRecord", "swap"]
