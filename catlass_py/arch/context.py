@@ -301,6 +301,20 @@ class CoreContext:
         self.cross_core_set_flag(fid, mode, pipe)
         self.cross_core_wait_flag(fid)
 
+    def release(self) -> None:
+        """End of the launch: free this core's buffers and drop its links to the launch (see
+        ``_Launch.release``)."""
+        res = self.resource
+        if res is not None:
+            for arena in list(res.arenas().values()) + list(self._extra_buffers.values()):
+                arena.release()
+            res.ctx = None
+        self.resource = None
+        self._extra_buffers = {}
+        self._launch = self._editor = None
+        self._delayed = []
+        self._events = {}
+
     def _require_launch(self, what: str) -> "_Launch":
         if self._launch is None:
             raise ArgumentError(f"{what}: this core context is not part of a launch (standalone_core)")

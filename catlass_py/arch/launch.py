@@ -134,6 +134,8 @@ class _Launch:
         return self.runs[i]
 
     def _hand_to(self, run: _CoreRun) -> None:
+        if self.aborting:
+            return
         self.schedule.append(run.ctx.core.short)
         if run.state == "new":
             run.state = "running"
@@ -238,22 +240,73 @@ class _Launch:
             while not self.done.wait(0.05):
                 pass
         finally:
-            self.aborting = True
-            for r in self.runs:
-                if r.thread is not None and r.thread.is_alive():
-                    r.sem.release()
-            for r in self.runs:
-                if r.thread is not None:
-                    r.thread.join(timeout=5.0)
+            self._stop_all()
+
+    def _stop_all(self) -> None:
+        """End every core thread and join it (no timeout): parked cores wake and unwind; a core still running
+        Python code (the launch was interrupted, e.g. by Ctrl-C in the caller's thread) gets an exception
+        injected at its next bytecode, i.e. before its next instruction."""
+        self.aborting = True
+        live = [r for r in self.runs if r.thread is not None and r.thread.is_alive()]
+        if not self.done.is_set():
+            for r in live:
+                if r.state != "done":
+                    _inject_abort(r.thread)
+        for r in live:
+            r.sem.release()
+        for r in live:
+            r.thread.join()
+
+    def release(self) -> None:
+        """Drop everything the launch allocated or holds (core contexts, their buffers, the caller's params),
+        breaking the reference cycles between a core's context, its buffers and the launch, so that memory
+        returns without waiting for the cyclic garbage collector."""
+        for r in self.runs:
+            if r.ctx is not None:
+                r.ctx.release()
+            r.ctx = r.fn = r.thread = None
+        self.runs = []
+        self.by_core = {}
+        self.kernel = self.params = self.flags = self.editor = self.error = None
 
 
+def _inject_abort(thread: threading.Thread) -> None:
+    """Raise :class:`_Abort` in ``thread`` at its next Python bytecode (CPython's asynchronous exception)."""
+    import ctypes
+
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(_Abort))
+
+
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limiter = None
+
+
+@contextlib.contextmanager
 def _blas_threads(limit: int | None):
-    """Limit BLAS threads for the duration of a launch (see ``LaunchParams.blas_threads``)."""
+    """Limit BLAS threads while any launch runs (see ``LaunchParams.blas_threads``).
+
+    The limit is process-wide, so concurrent launches share it: the first one in sets it, the last one out
+    restores the process's setting (a lock and a count of running launches).
+    """
+    global _blas_users, _blas_limiter
     if limit is None:
-        return contextlib.nullcontext()
+        yield
+        return
     from threadpoolctl import threadpool_limits
 
-    return threadpool_limits(limit, user_api="blas")
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_limiter = threadpool_limits(limit, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_limiter.restore_original_limits()
+                _blas_limiter = None
 
 
 def _attribute(exc: BaseException, ctx: CoreContext) -> BaseException:
@@ -324,27 +377,35 @@ def launch(
         observers = observers + (detector,)
     bus = ObserverBus(observers)
     state = _Launch(kernel, params, block_dim, arch, options, bus)
-    info = LaunchInfo(arch, block_dim, tuple(r.ctx.core for r in state.runs), kernel, params)
-    bus.launch_start(info)
+    cores = tuple(r.ctx.core for r in state.runs)
+    error: BaseException | None = None
     try:
-        with _blas_threads(options.blas_threads):
-            state.run()
+        info = LaunchInfo(arch, block_dim, cores, kernel, params)
+        bus.launch_start(info)
+        try:
+            with _blas_threads(options.blas_threads):
+                state.run()
+        finally:
+            bus.launch_end(info, state.error)
+            info = None
+        error = state.error
+        if error is None:
+            leftover = state.flags.leftover()
+            intra = [(r.ctx.core, ev, eid, n) for r in state.runs for ev, eid, n in r.ctx.pending_intra_core_flags()]
+            if (leftover or intra) and not options.allow_unpaired_flags:
+                error = _unpaired(leftover, intra)
+            else:
+                result = LaunchResult(
+                    arch=arch, block_dim=block_dim, cores=cores, schedule=state.schedule, observers=observers,
+                    unconsumed_flags=leftover, unconsumed_intra_core_flags=intra, race_detector=detector,
+                    sync_sites=sorted(state.editor.records.values(), key=lambda r: r.site) if state.editor else [],
+                )
     finally:
-        bus.launch_end(info, state.error)
-    if state.error is not None:
-        raise state.error
-    leftover = state.flags.leftover()
-    intra = [(r.ctx.core, ev, eid, n) for r in state.runs for ev, eid, n in r.ctx.pending_intra_core_flags()]
-    if (leftover or intra) and not options.allow_unpaired_flags:
-        raise _unpaired(leftover, intra)
-    return LaunchResult(
-        arch=arch,
-        block_dim=block_dim,
-        cores=info.cores,
-        schedule=state.schedule,
-        observers=observers,
-        unconsumed_flags=leftover,
-        unconsumed_intra_core_flags=intra,
-        race_detector=detector,
-        sync_sites=sorted(state.editor.records.values(), key=lambda r: r.site) if state.editor is not None else [],
-    )
+        state.release()
+        state = kernel = params = None
+    if error is not None:
+        try:
+            raise error
+        finally:  # the frame must not keep the exception (a cycle through its traceback)
+            error = None
+    return result

@@ -61,7 +61,7 @@ class GlobalBuffer:
     A read-only buffer refuses writes with :class:`OutOfBoundsError`.
     """
 
-    __slots__ = ("name", "raw", "read_only", "id", "_host")
+    __slots__ = ("name", "raw", "read_only", "id", "_host", "__weakref__")
 
     def __init__(self, name: str, raw: np.ndarray, read_only: bool = False, host: np.ndarray | None = None):
         if raw.dtype != np.uint8 or raw.ndim != 1:
@@ -205,6 +205,12 @@ class LocalArena:
         if self._raw is None:
             self._raw = np.full(self.size, self._poison, np.uint8)
         return self._raw
+
+    def release(self) -> None:
+        """Free the bytes and drop the owner (the launch that created this buffer has ended)."""
+        self._raw = None
+        self._typed = {}
+        self.ctx = None
 
     def typed_view(self, byte_offset: int, dtype: DType, count: int) -> np.ndarray:
         """``count`` elements of ``dtype`` at ``byte_offset`` as a numpy view of the arena."""

@@ -1,0 +1,169 @@
+"""A launch as a process resource: it frees what it allocated without the cyclic garbage collector, stops every
+core when the caller is interrupted, and shares the process-wide BLAS thread limit safely between threads."""
+
+import gc
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import weakref
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+from catlass_py.arch import GlobalBuffer, HardEvent, LaunchParams, Pipe, launch
+from catlass_py.errors import DeadlockError, KernelError
+
+
+class Params:
+    """Launch parameters an observer can hold a weak reference to."""
+
+    def __init__(self, n=256):
+        self.src = GlobalBuffer.from_array(np.arange(n, dtype=np.float32), "src", read_only=True).tensor("float32")
+        self.dst = GlobalBuffer.empty(n * 4, "dst", fill=0).tensor("float32")
+        self.n = n
+
+
+class Copy:
+    """Each AIV copies its half of src to dst through UB (with the intra-core flags)."""
+
+    def __init__(self, fail=False, deadlock=False):
+        self.fail, self.deadlock = fail, deadlock
+
+    def aiv(self, ctx, p):
+        half = p.n // 2
+        off = ctx.sub_block_idx * half
+        ub = ctx.resource.ub_buf.get_buffer_by_byte("float32", 0, half)
+        ub.view()[:] = p.src[off].view(half)
+        ctx.emit(Pipe.MTE2, "CopyGm2Ub", gm_reads=(p.src.access(off, half),), local_writes=(ub.access(),))
+        if self.fail and ctx.sub_block_idx == 1:
+            raise ValueError("boom")
+        if self.deadlock and ctx.sub_block_idx == 1:
+            ctx.cross_core_wait_flag(3)
+        ctx.set_flag(HardEvent.MTE2_MTE3, 0)
+        ctx.wait_flag(HardEvent.MTE2_MTE3, 0)
+        p.dst[off].view(half, write=True)[:] = ub.view()
+        ctx.emit(Pipe.MTE3, "CopyUb2Gm", local_reads=(ub.access(),), gm_writes=(p.dst.access(off, half),))
+
+
+def _launch_and_forget(kernel, **kw):
+    p = Params()
+    refs = (weakref.ref(p), weakref.ref(p.src.buffer), weakref.ref(p.dst.buffer))
+    try:
+        launch(kernel, p, 1, **kw)
+    except Exception as exc:  # noqa: BLE001 - the test drops the exception and checks what it kept alive
+        kind = type(exc)
+    else:
+        kind = None
+    del p
+    return refs, kind
+
+
+@pytest.mark.parametrize("kernel, expected", [(Copy(), None), (Copy(fail=True), KernelError),
+                                              (Copy(deadlock=True), DeadlockError)])
+def test_a_launch_frees_its_params_and_buffers_without_the_garbage_collector(kernel, expected):
+    gc.collect()
+    gc.disable()
+    try:
+        refs, kind = _launch_and_forget(kernel, options=LaunchParams(detect_races=True))
+        assert kind is expected
+        assert [r() for r in refs] == [None, None, None]
+    finally:
+        gc.enable()
+
+
+def test_ten_launches_leave_no_thread_and_no_garbage_cycle_behind():
+    gc.collect()
+    threads = threading.active_count()
+    gc.disable()
+    try:
+        for _ in range(10):
+            refs, _ = _launch_and_forget(Copy())
+            assert all(r() is None for r in refs)
+        assert threading.active_count() == threads
+    finally:
+        gc.enable()
+
+
+_SPINNER = textwrap.dedent("""
+    import sys, threading, time, hashlib
+    import numpy as np
+    from catlass_py.arch import GlobalBuffer, Pipe, launch
+
+    class Spin:  # a single core that never blocks on a flag
+        def aic(self, ctx, p):
+            a = np.ones((64, 64), np.float32)
+            while True:
+                a = (a @ a) * (1.0 / 64)
+
+    class Small:
+        def aic(self, ctx, p):
+            p.view(16, write=True)[:] = np.arange(16, dtype=np.float32) * 3
+
+    print("ready", flush=True)
+    t0 = time.perf_counter()
+    try:
+        launch(Spin(), None, 1)
+    except KeyboardInterrupt:
+        print("interrupted", round(time.perf_counter() - t0, 3), flush=True)
+    t1 = time.perf_counter()
+    while threading.active_count() > 1 and time.perf_counter() - t1 < 5:
+        time.sleep(0.01)
+    print("threads", threading.active_count(), flush=True)
+    out = GlobalBuffer.empty(64, "out", fill=0).tensor("float32")
+    launch(Small(), out, 1)
+    print("digest", hashlib.sha256(out.view().tobytes()).hexdigest()[:16], flush=True)
+""")
+
+
+def test_ctrl_c_stops_a_core_that_never_blocks_and_leaves_no_thread():
+    proc = subprocess.Popen([sys.executable, "-c", _SPINNER], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(1.0)
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        line = proc.stdout.readline().split()
+        stopped = time.perf_counter() - sent
+        assert line[0] == "interrupted"
+        assert stopped < 2.0, f"the launch returned {stopped:.1f} s after the interrupt"
+        assert proc.stdout.readline().split() == ["threads", "1"]
+        digest = proc.stdout.readline().split()
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+    import hashlib
+
+    fresh = hashlib.sha256((np.arange(16, dtype=np.float32) * 3).tobytes()).hexdigest()[:16]
+    assert digest == ["digest", fresh]
+
+
+def _blas_limits():
+    return sorted((i["internal_api"], i["filepath"], i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas")
+
+
+def test_concurrent_launches_leave_the_blas_setting_as_it_was():
+    before = _blas_limits()
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(20):
+                p = Params()
+                launch(Copy(), p, 1)
+                np.testing.assert_array_equal(p.dst.view(), np.arange(256, dtype=np.float32))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert _blas_limits() == before
