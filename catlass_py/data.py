@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from dataclasses import dataclass
-from typing import Iterator
 
 import ml_dtypes
 import numpy as np
@@ -60,12 +60,17 @@ _MASK32 = 0xFFFFFFFF
 _DISCARD = 10 * _DEG  # outputs thrown away by srand()
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 
-# Chunk used by the bulk generators: bounds the temporary memory to a few tens of MB whatever n is.
-_CHUNK = 1 << 23
-# Below this many values a single lane is used (no jump-ahead matrices needed).
-_SINGLE_LANE_MAX = 1024
-# Tile of the lane-major transpose (lanes x rows).
-_TILE_LANES, _TILE_ROWS = 64, 1024
+# Bulk generation (GlibcRand._draw): the request is split into _lanes_ (contiguous runs of the stream, each
+# started from its own jump-ahead window) advanced together in a working array of shape (31 + rows, lanes):
+# a row holds one raw value of every lane, so r[i] = r[i-31] + r[i-3] fills three rows per numpy operation.
+# Each pass of `rows` values per lane is converted to the caller's element type in that layout, then
+# transposed into stream order by a SWAR transpose of g x g element blocks inside uint64 words (g = 8 /
+# itemsize) followed by a copy of whole words.
+_LANES_MAX = 2048  # lanes advanced together (a multiple of 8)
+_ROWS = 128  # raw values per lane per pass (a multiple of 8)
+_SINGLE_LANE_MAX = 1024  # requests up to this size run as one lane (no jump-ahead)
+# The SWAR transpose relies on little-endian element order inside a uint64 word.
+_SWAR = sys.byteorder == "little"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -102,6 +107,18 @@ def _m_pow2(i: int) -> np.ndarray:
     return _POW2_CACHE[i]
 
 
+def _m_pow(steps: int) -> np.ndarray:
+    """M^steps modulo 2^32, from the cached binary powers."""
+    out = None
+    bit = 0
+    while steps:
+        if steps & 1:
+            out = _m_pow2(bit) if out is None else _mulmod32(_m_pow2(bit), out)
+        steps >>= 1
+        bit += 1
+    return np.eye(_DEG, dtype=np.uint64) if out is None else out
+
+
 def _advance_window(window: np.ndarray, steps: int) -> np.ndarray:
     """The window ``steps`` raw values later (uint64 vector of 31), by binary powers of M."""
     w = window.astype(np.uint64)
@@ -115,7 +132,8 @@ def _advance_window(window: np.ndarray, steps: int) -> np.ndarray:
 
 
 def _schrage_init(seed: int) -> list[int]:
-    """glibc ``__srandom_r`` for TYPE_3: the 31 initial state words (as uint32 bit patterns).
+    """glibc ``__srandom_r`` for TYPE_3 (``stdlib/random_r.c``): the 31 initial state words (as uint32 bit
+    patterns).
 
     ``state[0]`` is the seed itself (0 replaced by 1); the others follow ``word = 16807 * word mod
     (2^31 - 1)`` evaluated with Schrage's decomposition exactly as glibc writes it: ``word`` is an
@@ -137,11 +155,145 @@ def _schrage_init(seed: int) -> list[int]:
     return r
 
 
+# --------------------------------------------------------------------------------------------------
+# Bulk generation in lanes
+# --------------------------------------------------------------------------------------------------
+
+
+def _swar_masks(g: int) -> list[tuple[int, np.uint64, np.uint64]]:
+    """(word distance d, shift, mask) of each SWAR stage transposing g x g blocks of (64/g)-bit elements,
+    widest first: word i swaps with word i + d, and the mask keeps the low half of every 2*shift-bit field."""
+    stages = []
+    bits = 64 // g
+    d = g // 2
+    while d:
+        sh = d * bits
+        field = (1 << sh) - 1
+        mask = 0
+        for lo in range(0, 64, 2 * sh):
+            mask |= field << lo
+        stages.append((d, np.uint64(sh), np.uint64(mask)))
+        d //= 2
+    return stages
+
+
+def _swar_stages(words: np.ndarray, g: int, tmp: np.ndarray) -> list[tuple]:
+    """The operand views of :func:`_swar_transpose` (built once per array)."""
+    rows, _, cols = words.shape
+    stages = []
+    for d, sh, mask in _swar_masks(g):
+        v = words.reshape(rows, g // (2 * d), 2, d, cols)
+        lo, hi = v[:, :, 0], v[:, :, 1]  # word i and word i + d
+        stages.append((lo, hi, tmp.reshape(lo.shape), sh, mask))
+    return stages
+
+
+def _swar_transpose(words: np.ndarray, g: int, tmp: np.ndarray, stages=None) -> None:
+    """Transpose in place, for every ``r`` and ``c``, the g x g element matrix held by the g words
+    ``words[r, :, c]`` (word i, element l -> word l, element i; element l = bits ``l*64/g ..`` of a
+    little-endian word). ``tmp`` is scratch of ``words.size // 2`` uint64; ``stages`` the views from
+    :func:`_swar_stages` for these arrays (built when omitted)."""
+    for lo, hi, t, sh, mask in stages if stages is not None else _swar_stages(words, g, tmp):
+        np.right_shift(lo, sh, out=t)
+        np.bitwise_xor(t, hi, out=t)
+        np.bitwise_and(t, mask, out=t)
+        np.bitwise_xor(hi, t, out=hi)
+        np.left_shift(t, sh, out=t)
+        np.bitwise_xor(lo, t, out=lo)
+
+
+def _recurrence_views(y: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(r[j-31], r[j-3], r[j]) row views of working array ``y`` (31 history rows first), three rows each:
+    ``np.add(*v[:2], out=v[2])`` in order fills every row after the history."""
+    end = y.shape[0]
+    views = []
+    for j in range(_DEG, end, _SEP):
+        h = min(_SEP, end - j)
+        views.append((y[j - _DEG:j - _DEG + h], y[j - _SEP:j - _SEP + h], y[j:j + h]))
+    return views
+
+
+def _lane_plan(n: int) -> tuple[int, int, int]:
+    """(lanes, rows per pass, lane length) for a bulk request of ``n`` values: lanes a multiple of 8 (at
+    most ``_LANES_MAX``), lane length a multiple of the rows, lanes * length >= n; about 8 passes or more."""
+    rows = _ROWS
+    lanes = min(_LANES_MAX, 8 * _ceil_div(n, 8 * rows * 8))
+    length = rows * _ceil_div(_ceil_div(n, lanes), rows)
+    return lanes, rows, length
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _copy_mapper(u: np.ndarray, out: np.ndarray) -> None:
+    """The default ``mapper`` of :meth:`GlibcRand._draw`: the ``rand()`` values themselves."""
+    np.copyto(out, u)
+
+
+def _draw_lanes(win: np.ndarray, n: int, dtype: np.dtype, mapper) -> np.ndarray:
+    """``mapper`` applied to the ``n`` outputs that follow window ``win``, in stream order (a 1-D array of
+    ``dtype``, possibly a view of a slightly longer buffer)."""
+    lanes, rows, length = _lane_plan(n)
+    itemsize = dtype.itemsize
+    g = 8 // itemsize if _SWAR and itemsize in (1, 2, 4, 8) else 0
+    # start window of lane s = M^(s * length) @ win, by doubling: lanes [f, 2f) = M^(f * length) @ lanes [0, f)
+    starts = np.empty((_DEG, lanes), dtype=np.uint64)
+    starts[:, 0] = win
+    step = _m_pow(length)
+    filled = 1
+    while filled < lanes:
+        take = min(filled, lanes - filled)
+        starts[:, filled:filled + take] = _mulmod32(step, starts[:, :take])
+        filled += take
+        if filled < lanes:
+            step = _mulmod32(step, step)
+    y = np.empty((_DEG + rows, lanes), dtype=np.uint32)
+    y[:_DEG] = starts
+    recurrence = _recurrence_views(y)
+    raw, history, tail = y[_DEG:], y[:_DEG], y[rows:]
+    u = np.empty((rows, lanes), dtype=np.uint32)
+    mapped = np.empty((rows, lanes), dtype=dtype)
+    out = np.empty(lanes * length, dtype=dtype)
+    if g:
+        words = mapped.view(np.uint64).reshape(rows // g, g, lanes // g)  # [t1, i, c]: time t1*g+i, lanes c*g..
+        out_words = out.view(np.uint64).reshape(lanes // g, g, length // g)  # [c, i, tw]: lane c*g+i, times tw*g..
+        stages = _swar_stages(words, g, np.empty(words.size // 2, dtype=np.uint64))
+        src, span = words.transpose(2, 1, 0), rows // g
+    else:
+        out_lanes = out.reshape(lanes, length)
+    for p in range(length // rows):
+        for v in recurrence:
+            np.add(v[0], v[1], out=v[2])
+        np.right_shift(raw, 1, out=u)
+        mapper(u, mapped)
+        if g:
+            _swar_transpose(words, g, None, stages)
+            np.copyto(out_words[:, :, p * span:(p + 1) * span], src)
+        else:
+            np.copyto(out_lanes[:, p * rows:(p + 1) * rows], mapped.T)
+        np.copyto(history, tail)
+    return out[:n]
+
+
+def _draw_one_lane(win: np.ndarray, n: int, dtype: np.dtype, mapper) -> tuple[np.ndarray, np.ndarray]:
+    """(``mapper`` of the next ``n`` outputs, the raw window after them) for a short request: one lane,
+    three raw values per numpy operation."""
+    y = np.empty(_DEG + n, dtype=np.uint32)
+    y[:_DEG] = win
+    for v in _recurrence_views(y):
+        np.add(v[0], v[1], out=v[2])
+    out = np.empty(n, dtype=dtype)
+    mapper(np.right_shift(y[_DEG:], 1), out)
+    return out, y[n:]
+
+
 class GlibcRand:
     """Bit-exact replica of glibc ``rand()``/``srand()`` (TYPE_3 additive feedback generator).
 
     Counterpart of the process-global C library generator that CATLASS's example programs draw from
-    (``golden::FillRandomData``, ``golden::GenerateGroupList``). The raw sequence is
+    (``golden::FillRandomData``, ``golden::GenerateGroupList``). The raw sequence (glibc ``stdlib/random_r.c``:
+    ``__srandom_r`` seeds, ``__random_r`` steps) is
 
     ``r[0] = seed (1 if seed == 0)``, ``r[i] = 16807 * r[i-1] mod (2^31-1)`` for ``i = 1..30`` (Schrage's
     method; for seeds >= 2^31 glibc feeds it a negative ``int32_t`` and the values are no longer that
@@ -151,9 +303,11 @@ class GlibcRand:
     the k-th output after seeding is ``r[k + 344] >> 1`` (``srand`` discards 310 values). A new
     generator is seeded with 1, like a C program that never calls ``srand``.
 
-    Only the last 31 raw values are kept. :meth:`rand_array` splits a request into lanes whose start
-    windows are obtained by jump-ahead (powers of the 31x31 step matrix modulo 2^32) and then advances all
-    lanes together, three raw values per numpy operation; memory stays bounded by internal chunking.
+    Only the last 31 raw values are kept. Bulk draws (:meth:`rand_array` and the fills built on
+    :meth:`_draw`) split a request into lanes, contiguous runs of the stream whose start windows come from
+    jump-ahead (powers of the 31x31 step matrix modulo 2^32), advance all lanes together three raw values
+    per numpy operation, convert each pass to the requested element type and transpose it into stream
+    order with whole-word copies; temporary memory is a few MB whatever the request.
     """
 
     RAND_MAX = RAND_MAX
@@ -209,74 +363,29 @@ class GlibcRand:
 
     # -- bulk -------------------------------------------------------------------------------------
 
-    def _block(self, n: int) -> np.ndarray:
-        """The next ``n`` outputs (raw values already shifted right by one) as uint32; advances the state."""
-        win0 = np.array(self._win, dtype=np.uint64)
-        if n <= _SINGLE_LANE_MAX:
-            lane_len, lanes, log_l = n, 1, 0
-        else:
-            # lanes of a power-of-two length so that M^(L*2^t) = M^(2^(log2 L + t)) comes from the cache;
-            # L ~ sqrt(2n) balances the Python loop over L/3 rows against the jump-ahead matmuls.
-            log_l = min(14, max(6, round(math.log2(math.sqrt(2.0 * n)))))
-            lane_len = 1 << log_l
-            lanes = -(-n // lane_len)
-        # start window of every lane (lane c starts at raw position p0 + c*L), by doubling:
-        # lanes [f, 2f) = M^(L*f) @ lanes [0, f)
-        starts = np.empty((_DEG, lanes), dtype=np.uint64)
-        starts[:, 0] = win0
-        filled, t = 1, 0
-        while filled < lanes:
-            take = min(filled, lanes - filled)
-            starts[:, filled:filled + take] = _mulmod32(_m_pow2(log_l + t), starts[:, :take])
-            filled += take
-            t += 1
-        # y[31 + j, c] = raw value j of lane c; rows j-31 and j-3 are known when row j is computed,
-        # so three rows at a time can be produced for all lanes at once.
-        y = np.empty((_DEG + lane_len, lanes), dtype=np.uint32)
-        y[:_DEG] = starts
-        end = _DEG + lane_len
-        for j in range(_DEG, end, _SEP):
-            h = min(_SEP, end - j)
-            np.add(y[j - _DEG:j - _DEG + h], y[j - _SEP:j - _SEP + h], out=y[j:j + h])
-        # new state: the last 31 raw values
-        if n >= _DEG:
-            idx = np.arange(n - _DEG, n)
-            self._win = [int(v) for v in y[_DEG + idx % lane_len, idx // lane_len]]
-        else:
-            self._win = self._win[n:] + [int(v) for v in y[_DEG:_DEG + n, 0]]
-        # lane-major output, shifted; transposed tile by tile to stay in cache
-        out = np.empty(n, dtype=np.uint32)
-        full = n // lane_len
-        grid = out[:full * lane_len].reshape(full, lane_len)
-        for c in range(0, full, _TILE_LANES):
-            c1 = min(full, c + _TILE_LANES)
-            for r in range(0, lane_len, _TILE_ROWS):
-                r1 = min(lane_len, r + _TILE_ROWS)
-                np.right_shift(y[_DEG + r:_DEG + r1, c:c1].T, 1, out=grid[c:c1, r:r1])
-        rest = n - full * lane_len
-        if rest:
-            np.right_shift(y[_DEG:_DEG + rest, full], 1, out=out[full * lane_len:])
-        return out
+    def _draw(self, n: int, dtype=np.uint32, mapper=None) -> np.ndarray:
+        """The next ``n`` outputs, in stream order, as a 1-D array of ``dtype``; advances the state.
 
-    def _chunks(self, n: int, chunk: int = _CHUNK) -> Iterator[np.ndarray]:
-        """Yield the next ``n`` outputs as uint32 arrays of at most ``chunk`` values each."""
-        done = 0
-        while done < n:
-            c = min(chunk, n - done)
-            out = self._block(c)
-            self._drawn += c
-            done += c
-            yield out
+        ``mapper(u, out)`` converts outputs to ``dtype``: ``u`` is a uint32 array of ``rand()`` values (it
+        may be overwritten), ``out`` an array of ``dtype`` and the same shape to fill, element by element
+        (the layout of both is the generator's, not stream order). The default copies the values.
+        """
+        dtype = np.dtype(dtype)
+        mapper = _copy_mapper if mapper is None else mapper
+        win = np.array(self._win, dtype=np.uint64)
+        if n <= _SINGLE_LANE_MAX:
+            out, new_win = _draw_one_lane(win, n, dtype, mapper)
+        else:
+            out = _draw_lanes(win, n, dtype, mapper)
+            new_win = _advance_window(win, n)
+        self._win = [int(v) for v in new_win]
+        self._drawn += n
+        return out
 
     def rand_array(self, n: int) -> np.ndarray:
         """The next ``n`` ``rand()`` outputs as an int64 array (same values as ``n`` calls of :meth:`rand`)."""
         n = _check_count("n", n)
-        out = np.empty(n, dtype=np.int64)
-        pos = 0
-        for c in self._chunks(n):
-            out[pos:pos + c.size] = c
-            pos += c.size
-        return out
+        return self._draw(n).astype(np.int64)
 
     def skip(self, n: int) -> None:
         """Discard the next ``n`` outputs in O(log n) 31x31 matrix products (jump-ahead)."""
@@ -432,31 +541,53 @@ def fill_random(rng: GlibcRand, n: int, low, high, dtype, *, compute: str | None
         if span > _INT32_MAX:
             raise ArgumentError(f"high: high - low = {high - low} overflows the C int arithmetic of FillRandomData")
 
-    out = np.empty(n, dtype=t.numpy)
-    pos = 0
-    for u in rng._chunks(n):
-        e = pos + u.size
-        if compute == "int" and t.kind in ("int", "uint"):
-            # u % span < 2^31 and low + (span - 1) = high, so int32 holds every intermediate value
-            v = np.remainder(u, np.uint32(high - low + 1), out=u).view(np.int32)
+    return rng._draw(n, t.numpy, _fill_mapper(compute, t, low, high))
+
+
+def _fill_mapper(compute: str, t, low, high):
+    """The element-wise conversion of ``rand()`` values for :func:`fill_random` (``GlibcRand._draw``'s
+    ``mapper``), with the bounds already checked and converted to ``compute``'s type."""
+    if compute == "int" and t.kind in ("int", "uint"):
+        span = np.uint32(high - low + 1)
+        low_t = np.dtype(t.numpy).type(low)
+        scratch: list[np.ndarray] = []
+
+        def int_mapper(u: np.ndarray, out: np.ndarray) -> None:
+            # u % span via SIMD floor division; the remainder (< span <= the dtype's range) is cast with
+            # wrap-around and low added in the dtype's wrapping arithmetic, which lands on the exact value
+            # low + u % span because that value lies in [low, high] inside the dtype's range.
+            if not scratch or scratch[0].shape != u.shape:
+                scratch[:] = [np.empty_like(u)]
+            q = scratch[0]
+            np.floor_divide(u, span, out=q)
+            np.multiply(q, span, out=q)
+            np.subtract(u, q, out=u)
+            np.copyto(out, u, casting="unsafe")
             if low:
-                v += np.int32(low)
-            out[pos:e] = v
-        elif compute == "int":
-            # generic template in int arithmetic: (rand() / RAND_MAX) is integer division
-            v = np.full(u.size, low, dtype=np.int64)
-            v[u == RAND_MAX] += high - low
-            out[pos:e] = host_cast(v, t, source="int")
-        elif compute == "float":
+                np.add(out, low_t, out=out)
+
+        return int_mapper
+    if compute == "int":
+        def degenerate_mapper(u: np.ndarray, out: np.ndarray) -> None:
+            # generic template in int arithmetic: (rand() / RAND_MAX) is integer division, 1 only at RAND_MAX
+            v = np.where(u == RAND_MAX, np.int64(high), np.int64(low))
+            out[...] = host_cast(v, t, source="int")
+
+        return degenerate_mapper
+    if compute == "float":
+        def float_mapper(u: np.ndarray, out: np.ndarray) -> None:
             q = u.astype(np.float32) / np.float32(RAND_MAX)
             v = low + q * np.float32(high - low)
-            out[pos:e] = host_cast(v.astype(np.float32, copy=False), t, source="float")
-        else:
-            q = u.astype(np.float64) / float(RAND_MAX)
-            v = low + q * (high - low)
-            out[pos:e] = host_cast(v, t, source="double")
-        pos = e
-    return out
+            out[...] = host_cast(v.astype(np.float32, copy=False), t, source="float")
+
+        return float_mapper
+
+    def double_mapper(u: np.ndarray, out: np.ndarray) -> None:
+        q = u.astype(np.float64) / float(RAND_MAX)
+        v = low + q * (high - low)
+        out[...] = host_cast(v, t, source="double")
+
+    return double_mapper
 
 
 def fill_random_fp16_t(rng: GlibcRand, n: int, low: float, high: float) -> np.ndarray:
@@ -472,13 +603,19 @@ def fill_random_fp16_t(rng: GlibcRand, n: int, low: float, high: float) -> np.nd
     So nearly every value equals ``high`` (5.0 for the examples): the data is real CATLASS behaviour, not a
     simulation artefact. Values from ``rand() < 4`` (fp16 subnormal quotients) are not modelled bit-exactly.
     """
-    r = rng.rand_array(n)
-    with np.errstate(over="ignore"):
-        x = r.astype(np.float64).astype(np.float16)  # fp16_t(int): RNE, inf from 65520 up
-    q = np.where(np.isinf(x), np.float16(1.0), (x.astype(np.float32) / np.float32(65536.0)).astype(np.float16))
+    if not isinstance(rng, GlibcRand):
+        raise ArgumentError(f"rng: expected a GlibcRand, got {type(rng).__name__}")
+    n = _check_count("n", n)
     lo, hi = np.float16(low), np.float16(high)
     span = np.float16(hi - lo)
-    return (lo + (q * span).astype(np.float16)).astype(np.float16)
+
+    def fp16_t_mapper(u: np.ndarray, out: np.ndarray) -> None:
+        with np.errstate(over="ignore"):
+            x = u.astype(np.float64).astype(np.float16)  # fp16_t(int): RNE, inf from 65520 up
+        q = np.where(np.isinf(x), np.float16(1.0), (x.astype(np.float32) / np.float32(65536.0)).astype(np.float16))
+        out[...] = (lo + (q * span).astype(np.float16)).astype(np.float16)
+
+    return rng._draw(n, np.float16, fp16_t_mapper)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -101,16 +101,168 @@ def test_rand_array_any_split(seed, lengths):
     assert got == ref
 
 
-@pytest.mark.parametrize("chunk", [1, 31, 100, 1000, 1500])
-def test_chunk_boundaries(chunk):
-    n = 5000
-    ref = ref_rand(3, n)
-    got = np.concatenate(list(GlibcRand(3)._chunks(n, chunk=chunk))).tolist()
-    assert got == ref
+def ref_glibc(seed: int, count: int) -> list[int]:
+    """glibc rand() after srand(seed), written straight from glibc's stdlib/random_r.c for any unsigned seed:
+    __srandom_r's Schrage steps on an int32_t word (negative for seeds >= 2^31, / and % truncating toward
+    zero), r[31..33] = r[0..2], 310 discarded outputs, then r[i] = r[i-31] + r[i-3] (mod 2^32) >> 1."""
+    seed &= 0xFFFFFFFF
+    seed = seed or 1
+    r = [seed]
+    word = seed - (1 << 32) if seed >= 1 << 31 else seed
+    for _ in range(1, 31):
+        hi = int(word / 127773)  # C truncation
+        lo = word - hi * 127773
+        word = 16807 * lo - 2836 * hi
+        if word < 0:
+            word += 2147483647
+        r.append(word & 0xFFFFFFFF)
+    r += r[:3]
+    for i in range(34, 344 + count):
+        r.append((r[i - 31] + r[i - 3]) & 0xFFFFFFFF)
+    return [v >> 1 for v in r[344:]]
+
+
+MANY_SEEDS = [0, 1, 2, 3, 42, 12345, 123456789, 2**31 - 2, 2**31 - 1, 2**31, 2**31 + 1, 2**31 + 5,
+              3_000_000_000, 2**32 - 2, 2**32 - 1]
+
+
+def test_ref_glibc_agrees_with_textbook_definition_below_2_31():
+    for seed in (0, 1, 7, 2**31 - 2):
+        assert ref_glibc(seed, 200) == ref_rand(seed, 200)
+
+
+@pytest.mark.parametrize("seed", MANY_SEEDS)
+def test_bulk_draws_match_scalar_reference_on_many_seeds(seed):
+    ref = ref_glibc(seed, 9000)
+    g = GlibcRand(seed)
+    got = np.concatenate([g.rand_array(n) for n in (1, 1023, 1025, 33, 6000)])  # one lane and lanes
+    assert got.tolist() == ref[:8082]
+    assert [g.rand() for _ in range(5)] == ref[8082:8087]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1025, 40_000))
+def test_bulk_draw_any_seed_any_size(seed, n):
+    ref = ref_glibc(seed, n + 3)
+    g = GlibcRand(seed)
+    assert g.rand_array(n).tolist() == ref[:n]
+    assert [g.rand() for _ in range(3)] == ref[n:]
+
+
+@pytest.fixture
+def tiny_lanes(monkeypatch):
+    """Lanes of 8 x 8-row passes and no single-lane shortcut: every lane, pass and word boundary of the
+    bulk generator shows up in a few hundred values."""
+    import catlass_py.data as D
+
+    monkeypatch.setattr(D, "_LANES_MAX", 8)
+    monkeypatch.setattr(D, "_ROWS", 8)
+    monkeypatch.setattr(D, "_SINGLE_LANE_MAX", 0)
+    return D
+
+
+@pytest.mark.parametrize("swar", [True, False])
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 31, 63, 64, 65, 500, 511, 512, 513, 1000, 4099])
+def test_lane_and_pass_boundaries(tiny_lanes, monkeypatch, n, swar):
+    monkeypatch.setattr(tiny_lanes, "_SWAR", swar)
+    ref = ref_glibc(77, n + 40)
+    g = GlibcRand(77)
+    assert g.rand_array(n).tolist() == ref[:n]
+    assert g.rand_array(40).tolist() == ref[n:]
+    assert g.drawn == n + 40
+
+
+@pytest.mark.parametrize("swar", [True, False])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.float16, np.int32, np.float32, np.int64])
+def test_draw_every_element_size(tiny_lanes, monkeypatch, dtype, swar):
+    """Words of 8, 4, 2 and 1 elements (SWAR stages 3..0), and the plain transposing copy."""
+    monkeypatch.setattr(tiny_lanes, "_SWAR", swar)
+    n = 777
+    ref = np.array(ref_glibc(5, n), dtype=np.int64)
+
+    def mapper(u, out):
+        np.copyto(out, (u % 1000).astype(out.dtype))
+
+    got = GlibcRand(5)._draw(n, dtype, mapper)
+    assert got.dtype == dtype and got.shape == (n,)
+    assert np.array_equal(got, (ref % 1000).astype(dtype))
+
+
+@pytest.mark.parametrize("g", [2, 4, 8])
+def test_swar_transpose_is_a_block_transpose(g):
+    from catlass_py.data import _swar_transpose
+
+    rng = np.random.default_rng(g)
+    rows, cols = 3, 5
+    words = rng.integers(0, 2**63, (rows, g, cols), dtype=np.uint64)
+    elems = words.view(f"<u{8 // g}").reshape(rows, g, cols, g)  # [r, i, c, l]
+    expect = elems.transpose(0, 3, 2, 1).copy()  # word l, element i
+    _swar_transpose(words, g, np.empty(words.size // 2, np.uint64))
+    assert np.array_equal(words.view(f"<u{8 // g}").reshape(rows, g, cols, g), expect)
+
+
+# sha256[:16] of (dtype, shape, bytes) of streams and fills made by the previous generator (lane-major
+# draws with tiled transposes, before the SWAR version): the current one must give the same bits.
+def _digest(a) -> str:
+    import hashlib
+
+    a = np.ascontiguousarray(a)
+    return hashlib.sha256(f"{a.dtype.str}|{a.shape}|".encode() + a.view(np.uint8).tobytes()).hexdigest()[:16]
+
+
+RAND_DIGESTS = {0: "d49ad6892f4b2b31", 1: "d49ad6892f4b2b31", 2: "14e8b3006b374ca8", 42: "6bedc4a24390de5c",
+                2**31 - 1: "87f130f945e4e826", 2**31: "4ff125ba4d72055c", 2**31 + 5: "f18ec76a3d440f64",
+                2**32 - 1: "6bc9ce3aa380f5ab"}
+FILL_DIGESTS = [
+    ((-16, 16, "int8"), "95df35c32b91d04b"), ((-128, 127, "int8"), "2172a76d3dc3de1c"),
+    ((-1000, 1000, "int32"), "41eebd1d2a316120"), ((0, 255, "uint8"), "f8019c5c5309de35"),
+    ((-300, 300, "int16"), "a84697591bad8e7d"), ((0.0, 1.0, "bfloat16"), "90345a91a792f17a"),
+    ((-5.0, 5.0, "float16"), "34dc085c2f104395"), ((np.float32(-5.0), np.float32(5.0), "float16"), "1d8ac77aee12ccbb"),
+    ((0.0, 1.0, "float32"), "4674cba0b215c490"), ((-5, 5, "float16"), "82e9ad37added19e"),
+    ((-10.0, 10.0, "int8"), "fafed7b403e0c6f2"), ((np.float32(-2.5), np.float32(7.0), "bfloat16"), "0a4aaade9ec331b1"),
+]
+EX10_DIGESTS = {
+    (8, 64, 96, 160): ["f737c6eb4a67b8c1", "f8ff82cdf7cd519d", "7ba6adb21aaa5b88", "b0f60e943068f326", "1c51f9d33cedb431"],
+    (3, 40, 24, 32): ["6d79a0cc6652acd1", "f3891a726673b9ff", "63a781249c8ddf66", "d9c2630a9f386732", "a79f762c1b42c699"],
+    (16, 100, 200, 300): ["51e15f174b4d0b23", "a9f1d283715035b6", "f00d394f6a45d884", "debe2d9abcbd3106",
+                          "921e30f321c9f9b5"],
+}
+
+
+@pytest.mark.parametrize("seed", sorted(RAND_DIGESTS))
+def test_streams_match_previous_generator(seed):
+    assert _digest(GlibcRand(seed).rand_array(200_003)) == RAND_DIGESTS[seed]
+
+
+@pytest.mark.parametrize("case", range(len(FILL_DIGESTS)))
+def test_fills_match_previous_generator(case):
+    (low, high, dtype), digest = FILL_DIGESTS[case]
+    g = GlibcRand(7)
+    g.rand_array(77)
+    assert _digest(fill_random(g, 100_003, low, high, dtype)) == digest
+    assert g.rand() == 199665581
+
+
+def test_fill_fp16_t_and_example10_match_previous_generator():
+    from catlass_py.data import fill_random_fp16_t
+
+    assert _digest(fill_random_fp16_t(GlibcRand(), 50_001, -5.0, 5.0)) == "96ac0675fbc38429"
+    for shape, digests in EX10_DIGESTS.items():
+        assert [_digest(v) for v in example10_inputs(*shape).as_dict().values()] == digests, shape
+
+
+@pytest.mark.slow
+def test_example10_readme_shape_matches_previous_generator():
+    x = example10_inputs(128, 512, 1024, 2048)
+    assert [_digest(v) for v in x.as_dict().values()] == [
+        "5aa48bf25dde0f2e", "9029775d8ca90716", "6d9c0b1775d81eb8", "29edf3f9cb6483a5", "2f3a2f0678d1cdbe"]
+    g = GlibcRand(5)
+    assert _digest(g.rand_array((1 << 23) + 12345)) == "ba642a05351eaa2b"
+    assert g.rand() == 535793418
 
 
 def test_large_multilane_draw_matches_small_draws():
-    n = 300_000  # lanes of 1024, jump-ahead over many lanes, partial last lane
+    n = 300_000  # many lanes and passes, partial last lane
     big = GlibcRand(11).rand_array(n)
     g = GlibcRand(11)
     small = np.concatenate([g.rand_array(1000) for _ in range(n // 1000)])
@@ -132,8 +284,8 @@ def test_skip_is_jump_ahead():
     assert g.rand() == h.rand()
 
 
-def test_draw_across_internal_chunks_matches_jump_ahead():
-    n = (1 << 23) + 5  # two internal chunks, lanes of 4096
+def test_large_draw_matches_jump_ahead():
+    n = (1 << 23) + 5  # 2048 lanes, a partial last lane
     big = GlibcRand(5).rand_array(n)
     for pos in (0, 4095, 4096, 4097, (1 << 22) + 1, (1 << 23) - 1, 1 << 23, n - 1):
         g = GlibcRand(5)
