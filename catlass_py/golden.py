@@ -31,11 +31,10 @@ __all__ = [
     "matmul",
 ]
 
-# |int8 * int8| <= 2^14, so a K-long int8 dot product (and every partial sum of it, in any order) is an
-# integer of magnitude <= K * 2^14. float64 holds every integer below 2^53 exactly, so a float64 BLAS
-# product is exact while K * 2^14 < 2^53, i.e. K < 2^39; beyond that the int64 path is used.
-_INT8_PRODUCT_BOUND = 1 << 14
-_FLOAT64_EXACT_INT = 1 << 53
+# |int8 * int8| <= 2^14, so a dot product of at most 1024 int8 products (and every partial sum of it, in any
+# order) is an integer of magnitude <= 2^24, which float32 holds exactly: float32 BLAS on K chunks of 1024 is
+# exact for any int8 operands. The chunk results are accumulated in int32, wrapping like C++ int32.
+_K_CHUNK = 1024
 
 
 def _as_array(name: str, x, ndim: int) -> np.ndarray:
@@ -58,22 +57,49 @@ def _check_float(name: str, x: np.ndarray) -> None:
     raise ArgumentError(f"{name}: expected a floating dtype (bfloat16, float16, float32), got {x.dtype}")
 
 
-def _int8_dot_int32(a_rows: np.ndarray, b_mat: np.ndarray, *, use_float64: bool | None = None) -> np.ndarray:
-    """``int32`` results of ``sum_k int32(a[i,k]) * int32(b[k,j])`` for int8 operands.
-
-    The exact sum is computed (float64 BLAS when exact, else int64 matmul, which wraps modulo 2^64 and so
-    is exact modulo 2^32) and then wrapped to int32, which equals C++ int32 accumulation with
-    two's-complement wrap-around (overflow needs K >= 2^17 adversarial values).
-    """
+def _int8_chunk_products(a_rows: np.ndarray, b_mat: np.ndarray, a32: np.ndarray | None = None,
+                          b_buf: np.ndarray | None = None):
+    """float32 products ``a_rows[:, ks] @ b_mat[ks, :]`` of the K chunks ``ks`` of at most ``_K_CHUNK``, each
+    exact (integers of magnitude <= 2^24). ``a32``: ``a_rows`` already in float32; ``b_buf``: float32
+    scratch of at least ``(min(k, _K_CHUNK), n)`` for the chunks of B (allocated when omitted)."""
     k = a_rows.shape[1]
-    if use_float64 is None:
-        use_float64 = k * _INT8_PRODUCT_BOUND < _FLOAT64_EXACT_INT
-    if use_float64:
-        acc = np.matmul(a_rows.astype(np.float64), b_mat.astype(np.float64))
-        acc64 = acc.astype(np.int64)
-    else:
-        acc64 = np.matmul(a_rows.astype(np.int64), b_mat.astype(np.int64))
-    return acc64.astype(np.int32)  # wraps modulo 2^32 like C++ int32 arithmetic
+    n = b_mat.shape[1]
+    if a32 is None:
+        a32 = a_rows.astype(np.float32)
+    if b_buf is None:
+        b_buf = np.empty((min(k, _K_CHUNK), n), dtype=np.float32)
+    for k0 in range(0, k, _K_CHUNK):
+        k1 = min(k, k0 + _K_CHUNK)
+        b32 = b_buf[:k1 - k0, :n]
+        np.copyto(b32, b_mat[k0:k1])  # int8 -> float32 is exact
+        yield np.matmul(a32[:, k0:k1], b32)
+
+
+def _int8_dot_int32(a_rows: np.ndarray, b_mat: np.ndarray, *, a32: np.ndarray | None = None,
+                    b_buf: np.ndarray | None = None) -> np.ndarray:
+    """``int32`` results of ``sum_k int32(a[i,k]) * int32(b[k,j])`` for int8 operands: the exact float32
+    products of K chunks (:func:`_int8_chunk_products`, same ``a32``/``b_buf``) summed in int32 with
+    two's-complement wrap-around, which is C++ int32 accumulation (overflow needs K >= 2^17 adversarial
+    values)."""
+    acc = np.zeros((a_rows.shape[0], b_mat.shape[1]), dtype=np.int32)
+    part = None
+    for prod in _int8_chunk_products(a_rows, b_mat, a32, b_buf):
+        if part is None:
+            part = np.empty(prod.shape, dtype=np.int32)
+        np.copyto(part, prod, casting="unsafe")  # integral float32 -> int32, exact
+        acc += part
+    return acc
+
+
+def _int8_dot_float32(a_rows: np.ndarray, b_mat: np.ndarray, *, a32: np.ndarray | None = None,
+                      b_buf: np.ndarray | None = None) -> np.ndarray:
+    """``float(acc)`` (int32 -> float32, round to nearest even) of :func:`_int8_dot_int32`'s ``acc``. With
+    one K chunk the float32 product is already that value (an integer of magnitude <= 2^24)."""
+    if a_rows.shape[1] <= _K_CHUNK:
+        for prod in _int8_chunk_products(a_rows, b_mat, a32, b_buf):
+            return prod
+        return np.zeros((a_rows.shape[0], b_mat.shape[1]), dtype=np.float32)  # k == 0
+    return _int8_dot_int32(a_rows, b_mat, a32=a32, b_buf=b_buf).astype(np.float32)
 
 
 def _int8_operands(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
@@ -89,8 +115,9 @@ def _int8_operands(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
 def _dequant(acc: np.ndarray, scale: np.ndarray, per_token_scale: np.ndarray) -> np.ndarray:
     """CATLASS's golden per-token dequant of int32 ``acc [rows, n]``: ``float(acc) * float(scale[j]) *
     float(per_token_scale[i])``, the int32 -> float conversion rounding to nearest even and the two products
-    separate float32 multiplies, left to right (C++ ``float`` semantics, not one float64 product rounded once)."""
-    x = acc.astype(np.float32)
+    separate float32 multiplies, left to right (C++ ``float`` semantics, not one float64 product rounded once).
+    ``acc`` may also be float32 holding ``float(acc)`` already (it is then scaled in place)."""
+    x = acc if acc.dtype == np.float32 else acc.astype(np.float32)
     x *= scale.astype(np.float32)[None, :]  # bf16/fp16 -> float is exact
     x *= per_token_scale.astype(np.float32)[:, None]
     return x
@@ -141,10 +168,18 @@ def grouped_matmul_slice_m_per_token_dequant(a: np.ndarray, b: np.ndarray, group
             raise ArgumentError(f"group_list: expected values in [0, m={m}], got group_list[{g}] = {e}")
 
     out = np.zeros((m, n), dtype=np.float32)
+    # A converted once; one float32 scratch for B's K chunks, reused by every group (converting B_g is the
+    # floor of an exact BLAS computation; tiny groups pay nothing else)
+    a32 = a[:max(ends, default=0)].astype(np.float32)
+    b_buf = np.empty((min(k, _K_CHUNK), n), dtype=np.float32)
+    scale32 = scale.astype(np.float32)
+    pts32 = per_token_scale.astype(np.float32)
     start = 0
     for g, end in enumerate(ends):
         if end > start:
-            out[start:end] = _dequant(_int8_dot_int32(a[start:end], b[g]), scale[g], per_token_scale[start:end])
+            x = _int8_dot_float32(a[start:end], b[g], a32=a32[start:end], b_buf=b_buf)
+            np.multiply(x, scale32[g][None, :], out=out[start:end])
+            out[start:end] *= pts32[start:end, None]
         start = end
     return out
 
@@ -229,7 +264,7 @@ def quant_matmul(a: np.ndarray, b: np.ndarray, scale: np.ndarray, per_token_scal
         raise ArgumentError(f"per_token_scale: expected shape ({m},), got {per_token_scale.shape}")
     _check_float("scale", scale)
     _check_float("per_token_scale", per_token_scale)
-    return _dequant(_int8_dot_int32(a, b), scale, per_token_scale)
+    return _dequant(_int8_dot_float32(a, b), scale, per_token_scale)
 
 
 def grouped_matmul_slice_k_per_token_dequant(a: np.ndarray, b: np.ndarray, group_list: np.ndarray,
@@ -262,7 +297,7 @@ def grouped_matmul_slice_k_per_token_dequant(a: np.ndarray, b: np.ndarray, group
         end = int(group_list[g])
         if not 0 <= end <= k:
             raise ArgumentError(f"group_list: expected values in [0, k={k}], got group_list[{g}] = {end}")
-        acc = np.zeros((m, n), np.int32) if end <= start else _int8_dot_int32(a[:, start:end], b[start:end])
+        acc = np.zeros((m, n), np.float32) if end <= start else _int8_dot_float32(a[:, start:end], b[start:end])
         out[g] = _dequant(acc, scale[g], per_token_scale[g])
         start = end
     return out

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catlass_py.golden import _int8_dot_int32, grouped_matmul_slice_m_per_token_dequant, matmul
+from catlass_py import golden
+from catlass_py.golden import _int8_dot_float32, _int8_dot_int32, grouped_matmul_slice_m_per_token_dequant, matmul
 from catlass_py.errors import ArgumentError
 
 BF16 = ml_dtypes.bfloat16
@@ -132,18 +133,89 @@ def test_int32_accumulator_wraps():
     out = grouped_matmul_slice_m_per_token_dequant(a, b, np.array([1]), np.ones((1, 1), dtype=BF16),
                                                    np.ones(1, dtype=BF16))
     assert out[0, 0] == -2147483648.0
-    assert _int8_dot_int32(a, b[0], use_float64=True)[0, 0] == -(2**31)
-    assert _int8_dot_int32(a, b[0], use_float64=False)[0, 0] == -(2**31)
+    assert _int8_dot_int32(a, b[0])[0, 0] == -(2**31)
+    assert _int8_dot_float32(a, b[0])[0, 0] == -2147483648.0
 
 
-def test_int64_fallback_equals_float64_path():
-    rng = np.random.default_rng(7)
-    a = rng.integers(-128, 128, size=(9, 300), dtype=np.int8)
-    b = rng.integers(-128, 128, size=(300, 11), dtype=np.int8)
-    x = _int8_dot_int32(a, b, use_float64=True)
-    y = _int8_dot_int32(a, b, use_float64=False)
-    assert x.dtype == np.int32 and np.array_equal(x, y)
-    assert np.array_equal(x, a.astype(np.int64) @ b.astype(np.int64))
+def exact_int32(a, b) -> np.ndarray:
+    """The exact int64 dot products wrapped to int32."""
+    return (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+
+
+def float64_gmm_per_token(a, b, group_list, scale, pts) -> np.ndarray:
+    """The golden as computed before the float32 K-chunk version: whole operands in float64 BLAS (exact
+    for k < 2^39), wrapped to int32, then the float32 dequant."""
+    out = np.zeros((a.shape[0], b.shape[2]), dtype=np.float32)
+    start = 0
+    for g, end in enumerate(int(v) for v in group_list):
+        if end > start:
+            acc = (a[start:end].astype(np.float64) @ b[g].astype(np.float64)).astype(np.int64).astype(np.int32)
+            x = acc.astype(np.float32)
+            x *= scale[g].astype(np.float32)[None, :]
+            x *= pts[start:end].astype(np.float32)[:, None]
+            out[start:end] = x
+        start = end
+    return out
+
+
+@pytest.mark.parametrize("k", [1, 1000, 1023, 1024, 1025, 2047, 2048, 3000, 4096])
+def test_chunked_int8_dot_is_exact_at_extremes(k):
+    rng = np.random.default_rng(k)
+    a = rng.choice(np.array([-128, 127], np.int8), size=(6, k))
+    b = rng.choice(np.array([-128, 127], np.int8), size=(k, 5))
+    a[0], b[:, 0] = -128, -128  # row 0 x column 0: k * 2^14, the largest magnitude
+    a[1], b[:, 1] = 127, -128
+    got = _int8_dot_int32(a, b)
+    assert got.dtype == np.int32 and np.array_equal(got, exact_int32(a, b))
+    assert got[0, 0] == k * 16384 and got[1, 1] == -k * 127 * 128
+    f = _int8_dot_float32(a, b)
+    assert f.dtype == np.float32 and np.array_equal(f, exact_int32(a, b).astype(np.float32))
+
+
+@pytest.mark.parametrize("k", [0, 7, 1024, 1500, 2048, 4096])
+def test_grouped_golden_bit_identical_to_float64_version(k):
+    rng = np.random.default_rng(100 + k)
+    m, n = 37, 19
+    gl = [0, 1, 5, 5, 9, 20, 33]  # empty first group, 1-row and empty groups, rows past the last stay 0
+    a, b, gl, scale, pts = random_case(rng, m, k, n, gl)
+    a[6], b[4, :, 2] = -128, -128  # row 6 (group 4, rows 5..8) x column 2: k * 2^14
+    a[3], b[2, :, 0] = 127, -128  # row 3 (group 2, rows 1..4) x column 0: -k * 127 * 128
+    got = grouped_matmul_slice_m_per_token_dequant(a, b, gl, scale, pts)
+    assert_bits_equal(got, float64_gmm_per_token(a, b, gl, scale, pts))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4096), st.integers(1, 40), st.integers(1, 24))
+def test_int8_goldens_bit_identical_to_exact_products(seed, k, m, n):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-128, 128, size=(m, k), dtype=np.int8)
+    b = rng.integers(-128, 128, size=(k, n), dtype=np.int8)
+    exact = exact_int32(a, b)
+    assert np.array_equal(golden.matmul_int32(a, b), exact)
+    assert np.array_equal(golden.matmul_int32(a, np.asfortranarray(b)), exact)  # column-major B
+    scale = rng.uniform(-2, 2, n).astype(np.float32).astype(BF16)
+    pts = rng.uniform(-2, 2, m).astype(np.float32).astype(BF16)
+    want = exact.astype(np.float32) * scale.astype(np.float32)[None, :]
+    want *= pts.astype(np.float32)[:, None]
+    assert_bits_equal(golden.quant_matmul(a, b, scale, pts), want)
+
+
+def test_slice_k_golden_matches_exact_products():
+    rng = np.random.default_rng(4)
+    m, k, n = 9, 3000, 7
+    a = rng.integers(-128, 128, size=(m, k), dtype=np.int8)
+    b = rng.integers(-128, 128, size=(k, n), dtype=np.int8)
+    gl = np.array([0, 1100, 1100, 2600, 3000])
+    scale = rng.uniform(-2, 2, (5, n)).astype(np.float32).astype(BF16)
+    pts = rng.uniform(-2, 2, (5, m)).astype(np.float32).astype(BF16)
+    out = golden.grouped_matmul_slice_k_per_token_dequant(a, b, gl, scale, pts)
+    start = 0
+    for g, end in enumerate(gl):
+        want = exact_int32(a[:, start:end], b[start:end]).astype(np.float32)
+        want *= scale[g].astype(np.float32)[None, :]
+        want *= pts[g].astype(np.float32)[:, None]
+        assert_bits_equal(out[g], want)
+        start = end
 
 
 def test_scale_dtypes_fp16_fp32():
