@@ -541,3 +541,22 @@ def test_example10_inputs_errors():
         example10_inputs(0, 4, 4, 4)
     with pytest.raises(ArgumentError, match="k"):
         example10_inputs(2, 4, 4, -4)
+
+
+def test_fill_fp16_t_matches_its_formula_including_rare_small_draws():
+    from catlass_py.data import fill_random_fp16_t
+
+    n = 2_000_000
+    r = GlibcRand(3).rand_array(n)
+    with np.errstate(over="ignore"):
+        x = r.astype(np.float64).astype(np.float16)
+    q = np.where(np.isinf(x), np.float16(1.0), (x.astype(np.float32) / np.float32(65536.0)).astype(np.float16))
+    lo, hi = np.float16(-5.0), np.float16(5.0)
+    want = (lo + (q * np.float16(hi - lo)).astype(np.float16)).astype(np.float16)
+    got = fill_random_fp16_t(GlibcRand(3), n, -5.0, 5.0)
+    assert (r < 65520).sum() > 20  # draws that fp16_t does not round to +inf
+    assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
+    with pytest.raises(ArgumentError, match="rng"):
+        fill_random_fp16_t(np.random.default_rng(), 3, -5.0, 5.0)
+    with pytest.raises(ArgumentError, match="n:"):
+        fill_random_fp16_t(GlibcRand(), -3, -5.0, 5.0)
