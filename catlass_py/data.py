@@ -29,10 +29,17 @@ and ``src/nnopbase/common/utils/fp16_t.cpp``):
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import numbers
+import os
+import re
 import sys
+import tempfile
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -41,6 +48,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.numerics.dtypes import get_dtype
 
 __all__ = [
+    "GENERATOR_VERSION",
     "RAND_MAX",
     "GlibcRand",
     "fill_random",
@@ -49,6 +57,9 @@ __all__ = [
     "generate_group_list",
     "Example10Inputs",
     "example10_inputs",
+    "cache_dir",
+    "cache_max_bytes",
+    "cached_inputs",
 ]
 
 #: glibc ``RAND_MAX`` (2^31 - 1); ``rand()`` returns values in ``[0, RAND_MAX]``.
@@ -706,3 +717,280 @@ def example10_inputs(group_count: int, m: int, n: int, k: int) -> Example10Input
     group_list = generate_group_list(m, group_count, rng=rng)
     return Example10Inputs(a, b, scale, per_token_scale, group_list)
 
+
+# --------------------------------------------------------------------------------------------------
+# On-disk cache of example inputs
+# --------------------------------------------------------------------------------------------------
+
+#: Version of the generated bits: part of every input-cache key, raised whenever a generator or fill of
+#: this module would produce different values for the same call.
+GENERATOR_VERSION = 1
+_CACHE_FORMAT = 1  # layout of a cache entry (.npz members and metadata)
+_CACHE_MAX_BYTES = 2 << 30  # default size bound of the cache directory
+_CACHE_STALE_TMP_SECONDS = 3600  # temporary files older than this are leftovers of a crashed writer
+_CACHE_ENTRY_NAME = re.compile(r"[A-Za-z0-9_.-]{0,80}-[0-9a-f]{32}\.npz")  # <example>-<key digest>.npz
+_CACHE_TMP_NAME = re.compile(r"\.tmp-[A-Za-z0-9_]+\.npz")  # tempfile.mkstemp(prefix=".tmp-", suffix=".npz")
+_TRUE_WORDS = ("1", "true", "yes", "on", "")
+_FALSE_WORDS = ("0", "false", "no", "off")
+
+
+def cache_dir() -> Path | None:
+    """Directory of the input cache, or ``None`` when caching is off.
+
+    ``CATLASS_PY_CACHE=0`` (or ``false``/``no``/``off``) turns caching off; ``CATLASS_PY_CACHE_DIR`` chooses
+    the directory; otherwise it is ``$XDG_CACHE_HOME/catlass_py`` (an absolute ``XDG_CACHE_HOME``, as the XDG
+    base directory specification requires) or ``~/.cache/catlass_py``. Raises :class:`ArgumentError` for a
+    ``CATLASS_PY_CACHE`` value that is not a yes/no word.
+    """
+    switch = os.environ.get("CATLASS_PY_CACHE", "").strip().lower()
+    if switch in _FALSE_WORDS:
+        return None
+    if switch not in _TRUE_WORDS:
+        raise ArgumentError(f"CATLASS_PY_CACHE: expected 0/1 (or false/true, no/yes, off/on), got "
+                            f"{os.environ['CATLASS_PY_CACHE']!r}")
+    explicit = os.environ.get("CATLASS_PY_CACHE_DIR", "")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "catlass_py"
+
+
+def cache_max_bytes() -> int:
+    """Size bound of the input cache: ``CATLASS_PY_CACHE_MAX_BYTES`` (bytes, or with a ``K``/``M``/``G``
+    binary suffix), 2 GiB by default. The oldest entries (least recently used) are removed beyond it."""
+    text = os.environ.get("CATLASS_PY_CACHE_MAX_BYTES", "").strip()
+    if not text:
+        return _CACHE_MAX_BYTES
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1].upper(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit():
+        raise ArgumentError(f"CATLASS_PY_CACHE_MAX_BYTES: expected a byte count such as 2147483648 or 2G, got {text!r}")
+    return int(digits) * scale
+
+
+def _key_value(x):
+    """``x`` as a JSON value for a cache key, or raise TypeError for arguments that cannot be part of one."""
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, (numbers.Integral, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return {"float": float(x).hex(), "type": type(x).__name__}
+    if isinstance(x, (tuple, list)):
+        return [_key_value(v) for v in x]
+    if isinstance(x, np.dtype) or (isinstance(x, type) and issubclass(x, np.generic)):
+        return {"dtype": np.dtype(x).name}
+    raise TypeError(type(x).__name__)
+
+
+def _cache_key(example: str, make, args: tuple, kwargs: dict, data_seed: int) -> dict | None:
+    """The key of ``make(*args, **kwargs)`` in the cache, or ``None`` if an argument cannot be keyed."""
+    import inspect
+
+    try:
+        source = hashlib.sha256(inspect.getsource(make).encode()).hexdigest()[:16]
+    except (OSError, TypeError):
+        source = None
+    try:
+        return {
+            "format": _CACHE_FORMAT, "generator": GENERATOR_VERSION, "example": str(example),
+            "make": f"{getattr(make, '__module__', '?')}.{getattr(make, '__qualname__', repr(make))}",
+            "source": source, "args": _key_value(args), "kwargs": {k: _key_value(v) for k, v in sorted(kwargs.items())},
+            "data_seed": _key_value(data_seed),
+        }
+    except TypeError:
+        return None
+
+
+def _storage(x: np.ndarray) -> tuple[np.ndarray, list[int]] | None:
+    """(C-contiguous array, axis permutation) with ``stored.transpose(inverse(perm))`` laid out exactly like
+    ``x`` (a transposed or axis-swapped view comes back as the same view), or ``None`` if ``x`` is not a
+    permutation of one contiguous native-order block."""
+    if not x.dtype.isnative or x.dtype.hasobject:
+        return None
+    perm = sorted(range(x.ndim), key=lambda i: (-abs(x.strides[i]), i))
+    stored = x.transpose(perm)
+    if not stored.flags.c_contiguous:
+        return None
+    return stored, perm
+
+
+def _dtype_from_name(name: str) -> np.dtype:
+    t = getattr(ml_dtypes, name, None)
+    return np.dtype(t) if isinstance(t, type) else np.dtype(name)
+
+
+def _pack(value) -> tuple[dict, dict[str, np.ndarray]] | None:
+    """(metadata, arrays to store) for an array, a tuple/list of arrays or a dataclass of arrays; ``None``
+    for anything else."""
+    import dataclasses
+
+    if isinstance(value, np.ndarray):
+        kind, names, arrays = "array", [""], [value]
+    elif isinstance(value, (tuple, list)) and all(isinstance(v, np.ndarray) for v in value):
+        kind, names, arrays = type(value).__name__, [""] * len(value), list(value)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = dataclasses.fields(value)
+        names = [f.name for f in fields]
+        arrays = [getattr(value, f) for f in names]
+        if not all(f.init for f in fields) or not all(isinstance(v, np.ndarray) for v in arrays):
+            return None
+        kind = f"dataclass:{type(value).__module__}:{type(value).__qualname__}"
+    else:
+        return None
+    meta = {"kind": kind, "names": names, "arrays": []}
+    members = {}
+    for i, x in enumerate(arrays):
+        s = _storage(x)
+        if s is None:
+            return None
+        stored, perm = s
+        meta["arrays"].append({"dtype": x.dtype.name, "itemsize": x.dtype.itemsize, "shape": list(stored.shape),
+                               "perm": perm})
+        members[f"a{i}"] = stored.reshape(-1).view(np.uint8)
+    return meta, members
+
+
+def _unpack(meta: dict, npz) -> object:
+    """The value :func:`_pack` described, from the open ``.npz``; raises on any inconsistency."""
+    import importlib
+
+    arrays = []
+    for i, d in enumerate(meta["arrays"]):
+        t = _dtype_from_name(d["dtype"])
+        if t.itemsize != d["itemsize"]:
+            raise ValueError(f"dtype {d['dtype']}: itemsize {t.itemsize} != stored {d['itemsize']}")
+        raw = npz[f"a{i}"]
+        if raw.dtype != np.uint8 or raw.ndim != 1:
+            raise ValueError("member is not a byte vector")
+        stored = raw.view(t).reshape(d["shape"])
+        arrays.append(stored.transpose(np.argsort(d["perm"])))
+    kind = meta["kind"]
+    if kind == "array":
+        return arrays[0]
+    if kind in ("tuple", "list"):
+        return tuple(arrays) if kind == "tuple" else arrays
+    if kind.startswith("dataclass:"):
+        _, module, qualname = kind.split(":", 2)
+        cls = importlib.import_module(module)
+        for part in qualname.split("."):
+            cls = getattr(cls, part)
+        return cls(**dict(zip(meta["names"], arrays)))
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def _cache_load(path, key: dict):
+    """The cached value at ``path`` if it holds ``key``, else ``None``. A missing, truncated or corrupt file
+    (zip CRC, metadata or shape mismatch) is a miss, never an error; a damaged file is removed."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = json.loads(npz["meta"].tobytes().decode())
+            if meta.get("key") != key:
+                return None
+            value = _unpack(meta, npz)
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 - any damage to a cache file means: regenerate
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return None
+    try:
+        os.utime(path)  # most recently used
+    except OSError:
+        pass
+    return value
+
+
+def _cache_store(directory, path, key: dict, meta: dict, members: dict, limit: int) -> None:
+    """Write one entry atomically (temporary file, then rename) and evict the oldest entries beyond
+    ``limit`` bytes; failures (read-only or full disk) leave the cache as it was."""
+    size = sum(m.nbytes for m in members.values())
+    if size > limit:
+        return
+    tmp = None
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".npz")
+        blob = np.frombuffer(json.dumps({"key": key, **meta}, sort_keys=True).encode(), dtype=np.uint8)
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, meta=blob, **members)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError:
+        return
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    _cache_evict(directory, limit, keep=path)
+
+
+def _cache_evict(directory, limit: int, keep=None) -> None:
+    """Remove the least recently used entries until the directory holds at most ``limit`` bytes of them,
+    and temporary files left by writers that died. Only files named like the cache's own are considered,
+    whatever else the directory holds."""
+    entries = []
+    now = time.time()
+    try:
+        with os.scandir(directory) as it:
+            for e in it:
+                try:
+                    st = e.stat()
+                except OSError:
+                    continue
+                if _CACHE_TMP_NAME.fullmatch(e.name):
+                    if now - st.st_mtime > _CACHE_STALE_TMP_SECONDS:
+                        try:
+                            os.unlink(e.path)
+                        except OSError:
+                            pass
+                elif _CACHE_ENTRY_NAME.fullmatch(e.name):
+                    entries.append((st.st_mtime, e.path, st.st_size))
+    except OSError:
+        return
+    total = sum(s for _, _, s in entries)
+    keep_name = None if keep is None else os.path.basename(keep)
+    for _, p, s in sorted(entries):
+        if total <= limit:
+            break
+        if os.path.basename(p) == keep_name:
+            continue
+        try:
+            os.unlink(p)
+            total -= s
+        except OSError:
+            pass
+
+
+def cached_inputs(example: str, make, *args, data_seed: int = 1, **kwargs):
+    """``(make(*args, **kwargs), False)``, or ``(value, True)`` when the on-disk input cache holds the value
+    of an earlier call with the same key: ``example``, ``make``'s name and source, the arguments,
+    ``data_seed`` (the seed of the random stream the inputs are drawn from: glibc's default 1 for CATLASS's
+    examples) and :data:`GENERATOR_VERSION`.
+
+    ``make`` must be deterministic in its arguments. Values made of numpy arrays are cached (an array, a
+    tuple or list of arrays, a dataclass of arrays), one ``.npz`` file per key in :func:`cache_dir`, written
+    atomically and bounded by :func:`cache_max_bytes`; a transposed or axis-swapped array comes back with
+    the same strides. A damaged file is regenerated. Anything else, arguments that cannot form a key, or
+    caching turned off (``CATLASS_PY_CACHE=0``) just calls ``make``. A cached value is a fresh copy that the
+    caller may modify.
+    """
+    directory = cache_dir()
+    key = None if directory is None else _cache_key(example, make, args, kwargs, data_seed)
+    if key is None:
+        return make(*args, **kwargs), False
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+    path = directory / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', str(example))[:80]}-{digest}.npz"
+    value = _cache_load(path, key)
+    if value is not None:
+        return value, True
+    value = make(*args, **kwargs)
+    packed = _pack(value)
+    if packed is not None:
+        _cache_store(directory, path, key, packed[0], packed[1], cache_max_bytes())
+    return value, False
