@@ -94,6 +94,7 @@ def _summary(result: ExampleResult) -> Table:
     for key in ("trace", "timeline"):
         if key in result.analysis:
             table.add_row(key, str(result.analysis[key]["path"]))
+    table.add_row("host inputs", "from the input cache" if result.inputs_cached else "generated")
     table.add_row("simulation time", f"{result.seconds:.3f} s")
     return table
 

@@ -46,6 +46,9 @@ class ExampleResult:
     details: dict[str, Any] = field(default_factory=dict)
     output_digest: str | None = None
     """:func:`output_digest` of the operator's output: equal digests, equal bytes (used by ``--seeds``)."""
+    inputs_cached: bool = False
+    """True when the host inputs came from the on-disk input cache (:func:`catlass_py.data.cached_inputs`)
+    instead of being generated."""
     analysis: dict[str, Any] = field(default_factory=dict)
     """What the analyses found (filled by the CLI): 'cost' (predicted time, utilisation), 'races',
     'interleavings', 'trace'."""
@@ -134,12 +137,14 @@ def to_device(name: str, host: np.ndarray, *, read_only: bool = True, dtype=None
 
 class ExampleRun:
     """The part of an example's ``run()`` around its launch: the cores to use (``cores``, default every AI core
-    of ``arch``, as ``aclrtGetDeviceInfo``), the launch's observers (a workload recorder, the caller's
-    ``observers`` and ``progress``), its wall time, and the :class:`ExampleResult` with CATLASS's verdict.
+    of ``arch``, as ``aclrtGetDeviceInfo``), the host inputs (:meth:`inputs`, through the on-disk input cache),
+    the launch's observers (a workload recorder, the caller's ``observers`` and ``progress``), its wall time,
+    and the :class:`ExampleResult` with CATLASS's verdict.
 
     ::
 
         ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+        a, b = ex.inputs(make_inputs, m, n, k)      # host data, through the input cache
         with ex.timing():
             out = op(..., core_num=ex.core_num, observers=ex.observers(total_blocks))
         return ex.result(out, golden.compare_data(out, expect, k), shape=..., details=...)
@@ -152,8 +157,18 @@ class ExampleRun:
         self.core_num = arch.core_num if cores is None else cores
         self.recorder = WorkloadRecorder()
         self.seconds = 0.0
+        self.inputs_cached = False
         self._observers = tuple(observers)
         self._progress = progress
+
+    def inputs(self, make, *args, **kwargs):
+        """``make(*args, **kwargs)``, the example's host inputs, through the on-disk input cache keyed by the
+        example's name, ``make`` and the arguments (:func:`catlass_py.data.cached_inputs`); the result
+        records whether they came from the cache."""
+        from catlass_py.data import cached_inputs
+
+        value, self.inputs_cached = cached_inputs(self.example, make, *args, **kwargs)
+        return value
 
     @property
     def report(self):
@@ -183,5 +198,5 @@ class ExampleRun:
             example=self.example, passed=compare.passed, error_count=compare.error_count,
             max_abs_error=float(compare.max_abs_error), seconds=self.seconds,
             blocks_per_core=self.report.blocks_per_core(), shape=shape, cores=self.core_num, details=details,
-            output_digest=output_digest(output), launch_result=launch_result,
+            output_digest=output_digest(output), inputs_cached=self.inputs_cached, launch_result=launch_result,
         )

@@ -71,7 +71,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num  # GetCoreNumAic(): every cube core
-    a, b = make_inputs(m, n, k)
+    a, b = ex.inputs(make_inputs, m, n, k)
     validate_inputs(a, b, RowMajor, RowMajor, None, core_num, arch)
 
     gm_a = to_device("a", a)

@@ -80,7 +80,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num
-    a, b, x = inputs(m, n, k)
+    a, b, x = ex.inputs(inputs, m, n, k)
     kernel = assemble(arch, swizzle_direction=0 if m > n else 1)
     obs = ex.observers(kernel.total_blocks((m, n, k)))
     with ex.timing():

@@ -79,7 +79,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num
-    a, b, group_list = make_inputs(problem_count, m, n, k)
+    a, b, group_list = ex.inputs(make_inputs, problem_count, m, n, k)
     validate_inputs(a, b, group_list, None, core_num, arch)
 
     gm_a = to_device("a", np.ascontiguousarray(a.T))

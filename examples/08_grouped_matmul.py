@@ -98,7 +98,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
 
         raise ArgumentError(f"problem_count: expected 1..{MAX_TENSOR_COUNT} (Do not support group count greater "
                             f"than 256), got {problem_count}")
-    a, b, group_list = make_inputs(problem_count, m, n, k)
+    a, b, group_list = ex.inputs(make_inputs, problem_count, m, n, k)
     shapes, layouts_a, layouts_b, layouts_c = problem_lists(m, n, group_list)
 
     gm_a = to_device("a", np.ascontiguousarray(a.T))

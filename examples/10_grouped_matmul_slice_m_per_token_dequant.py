@@ -107,7 +107,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     core_num = ex.core_num  # aclrtGetDeviceInfo: every AI core of the chip
 
     # Host data, generated like the C++ (glibc rand(); groupList after srand(0)).
-    inputs = data.example10_inputs(problem_count, m, n, k)
+    inputs = ex.inputs(data.example10_inputs, problem_count, m, n, k)
     validate_inputs(inputs.a, inputs.b, inputs.group_list, inputs.scale, inputs.per_token_scale, core_num, arch)
 
     # Device buffers: inputs read-only, D allocated (uninitialised on the device; zero here so unwritten rows

@@ -89,7 +89,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num
-    a, b, group_list, scale, pts = inputs(problem_count, m, n, k)
+    a, b, group_list, scale, pts = ex.inputs(inputs, problem_count, m, n, k)
     kernel = assemble(arch)
     obs = ex.observers(kernel.total_blocks(group_list, m, n))
     with ex.timing():

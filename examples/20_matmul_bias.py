@@ -77,7 +77,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num
-    a, b, bias = make_inputs(m, n, k)
+    a, b, bias = ex.inputs(make_inputs, m, n, k)
     validate_inputs(a, b, bias, RowMajor, RowMajor, None, core_num, arch)
 
     gm = {name: to_device(name, x) for name, x in (("a", a), ("b", b), ("bias", bias))}

@@ -90,7 +90,7 @@ def run_activation(name: str, activation: str, argv, *, cores=None, seed=None, o
 
     arch = ATLAS_A2
     ex = ExampleRun(name, arch, cores, observers=observers, progress=progress)
-    a, b = inputs(m, n, k)
+    a, b = ex.inputs(inputs, m, n, k)
     kernel = assemble(arch, swizzle_direction=0 if m > n else 1, activation=TILE_ELEM_WISE[activation])
     matmul_activation = {"gelu": ops.matmul_gelu, "silu": ops.matmul_silu}[activation]
     launch_observers = ex.observers(kernel.total_blocks((m, n, k)))

@@ -95,7 +95,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num
-    a, b = inputs(m, n, k)
+    a, b = ex.inputs(inputs, m, n, k)
     kernel = assemble(arch, m_gt_n=m > n)
     obs = ex.observers(kernel.total_blocks((m, n, k)))
     with ex.timing():

@@ -72,7 +72,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num
-    a, b = inputs(m, n, k)
+    a, b = ex.inputs(inputs, m, n, k)
     kernel = assemble(arch)
     obs = ex.observers(kernel.total_blocks((m, n, k), core_num))
     with ex.timing():

@@ -84,7 +84,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ASCEND_950
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num
-    x1, x2, x1_scale, x2_scale = make_inputs(m, k, n, batch, in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2)
+    x1, x2, x1_scale, x2_scale = ex.inputs(make_inputs, m, k, n, batch, in_dtype=in_dtype, out_dtype=out_dtype,
+                                             perm_x2=perm_x2)
     validate_inputs(x1, x2, x1_scale, x2_scale, (1, 0, 2), perm_x2, (1, 0, 2), out_dtype)
 
     # Device buffers: inputs read-only (scales as E8M0 bytes), the output zeroed.
