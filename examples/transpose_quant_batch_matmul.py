@@ -121,7 +121,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
             "bit_exact": bool(np.array_equal(actual, want, equal_nan=True)),
             "tolerance": f"rtol={RTOL}, atol={ATOL}",
         },
-        output_digest=output_digest(host_out),
+        output_digest=output_digest(host_out), inputs_cached=ex.inputs_cached,
         launch_result=launch_result,
     )
 
