@@ -223,3 +223,25 @@ def test_example_result_says_when_inputs_came_from_the_cache(cache):
     assert first.inputs_cached is False and second.inputs_cached is True
     assert first.output_digest == second.output_digest
     assert second.to_json()["inputs_cached"] is True
+
+
+def test_cli_json_and_summary_say_when_inputs_came_from_the_cache(cache, capsys):
+    import json
+
+    from catlass_py import cli
+
+    argv = ["run", "10", "3", "40", "64", "32", "--cores", "2"]
+    assert cli.main(argv + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["inputs_cached"] is False
+    assert cli.main(argv + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["inputs_cached"] is True
+    assert cli.main(argv) == 0
+    assert "from the input cache" in capsys.readouterr().out
+
+
+def test_bad_switch_is_a_clear_cli_error(cache, monkeypatch, capsys):
+    from catlass_py import cli
+
+    monkeypatch.setenv("CATLASS_PY_CACHE", "perhaps")
+    assert cli.main(["run", "10", "3", "40", "64", "32", "--cores", "2"]) == 2
+    assert "CATLASS_PY_CACHE" in capsys.readouterr().err
