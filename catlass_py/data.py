@@ -14,6 +14,8 @@ Contents:
   ``op::fp16_t``, ``float``, integers).
 - :func:`generate_group_list` - ``golden::GenerateGroupList``.
 - :func:`example10_inputs` - the inputs of example 10 (grouped matmul slice-M with per-token dequant).
+- :func:`cached_inputs` - an example's inputs through the on-disk input cache (:func:`cache_dir`,
+  :func:`cache_max_bytes`, :data:`GENERATOR_VERSION`).
 
 Conversions (checked against CANN's ``hicann/opbase`` sources, ``include/op_common/op_host/util/bfloat16.h``
 and ``src/nnopbase/common/utils/fp16_t.cpp``):
