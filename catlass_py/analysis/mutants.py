@@ -1,0 +1,147 @@
+"""Mutation testing of the synchronisation checks: every synchronisation call of a kernel, edited one way at a
+time, must be reported.
+
+A kernel is given as one or more *runners*: callables ``run(options)`` that launch it on a fixed problem with
+the given :class:`~catlass_py.arch.LaunchParams`. :func:`record_sites` runs each with
+``record_sync_sites=True``; :func:`catalogue` turns the sites into mutants (:mod:`catlass_py.arch.mutation`):
+
+================  ===============================================================================================
+site              mutants
+================  ===============================================================================================
+``SetFlag``       drop; drop with each wait site it fed (the pair); swap its id with the next id its event type
+                  uses in the kernel
+``WaitFlag``      drop; delay past the first use of what it protects; swap ids
+``PipeBarrier``   drop
+cross-core set    drop; drop with each wait site it fed; issue on PIPE_S instead of its pipe; swap ids
+cross-core wait   drop; delay; swap ids
+================  ===============================================================================================
+
+(Moving an intra-core ``SetFlag<X_Y>`` to another pipe is not expressible: the event type names its pipe.)
+:func:`check` runs every mutant on every runner with the hazard detector on and reports which error found it:
+:class:`~catlass_py.errors.RaceError`, :class:`~catlass_py.errors.DeadlockError`,
+:class:`~catlass_py.errors.FlagOverflowError` or :class:`~catlass_py.errors.UnpairedFlagError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+from catlass_py.arch.mutation import Edit, Mutation, SyncSite, SyncSiteRecord
+from catlass_py.arch.params import LaunchParams
+from catlass_py.arch.pipes import Pipe
+from catlass_py.errors import CatlassError, DeadlockError, FlagOverflowError, RaceError, UnpairedFlagError
+
+REPORTING_ERRORS = (RaceError, DeadlockError, FlagOverflowError, UnpairedFlagError)
+
+Runner = Callable[[LaunchParams], object]
+
+
+@dataclass(frozen=True)
+class MutantResult:
+    """A mutant and what reported it (``detected_by`` is None when no runner reported it; ``error`` names
+    another failure, e.g. a wrong output caught by the runner itself)."""
+
+    mutation: Mutation
+    detected_by: str | None
+    runner: int | None = None
+    message: str = ""
+
+    @property
+    def detected(self) -> bool:
+        return self.detected_by is not None
+
+
+def record_sites(runners: Sequence[Runner], options: LaunchParams | None = None) -> list[SyncSiteRecord]:
+    """The synchronisation sites the runners execute (merged over runners), in source order."""
+    base = options or LaunchParams()
+    merged: dict[SyncSite, SyncSiteRecord] = {}
+    for run in runners:
+        result = run(dataclasses.replace(base, record_sync_sites=True))
+        for rec in getattr(result, "sync_sites", None) or []:
+            m = merged.get(rec.site)
+            if m is None:
+                merged[rec.site] = dataclasses.replace(rec, events=set(rec.events), ids=set(rec.ids),
+                                                       pipes=set(rec.pipes), partners=set(rec.partners),
+                                                       cores=set(rec.cores))
+            else:
+                m.calls += rec.calls
+                m.events |= rec.events
+                m.ids |= rec.ids
+                m.pipes |= rec.pipes
+                m.partners |= rec.partners
+                m.cores |= rec.cores
+    return sorted(merged.values(), key=lambda r: r.site)
+
+
+def catalogue(sites: Iterable[SyncSiteRecord]) -> list[Mutation]:
+    """Every mutant of the module docstring's table for ``sites``."""
+    sites = list(sites)
+    by_site = {r.site: r for r in sites}
+    ids_of: dict[tuple[str, str], set] = {}  # (set/wait family, event type) -> ids used anywhere
+    for r in sites:
+        for ev in r.events or {"flag"}:
+            ids_of.setdefault((_family(r.site.kind), ev), set()).update(r.ids)
+    out: list[Mutation] = []
+    for r in sites:
+        s, kind = r.site, r.site.kind
+        out.append(Mutation((Edit(s, "drop"),)))
+        if kind in ("SetFlag", "CrossCoreSetFlag"):
+            for w in sorted(r.partners):
+                if w in by_site:
+                    out.append(Mutation((Edit(s, "drop"), Edit(w, "drop"))))
+        if kind == "CrossCoreSetFlag" and r.pipes and r.pipes != {"S"}:
+            out.append(Mutation((Edit(s, "move_pipe", pipe=Pipe.S),)))
+        if kind in ("WaitFlag", "CrossCoreWaitFlag"):
+            out.append(Mutation((Edit(s, "delay"),)))
+        if kind != "PipeBarrier":
+            for a, b in _swaps(r, ids_of):
+                out.append(Mutation((Edit(s, "swap_ids", ids=(a, b)),)))
+    return out
+
+
+def _family(kind: str) -> str:
+    return "cross" if kind.startswith("CrossCore") else "intra"
+
+
+def _swaps(r: SyncSiteRecord, ids_of) -> list[tuple[int, int]]:
+    """Id pairs to swap at a site: consecutive ids it uses; a site using one id swaps it with the next id its
+    event type uses elsewhere in the kernel."""
+    mine = sorted(r.ids)
+    if len(mine) >= 2:
+        return list(zip(mine, mine[1:]))
+    if not mine:
+        return []
+    pool = set()
+    for ev in r.events or {"flag"}:
+        pool |= ids_of.get((_family(r.site.kind), ev), set())
+    others = sorted(pool - set(mine))
+    if not others:
+        return []
+    bigger = [i for i in others if i > mine[0]]
+    return [(mine[0], bigger[0] if bigger else others[-1])]
+
+
+def check(runners: Sequence[Runner], mutants: Iterable[Mutation], options: LaunchParams | None = None) -> list[MutantResult]:
+    """Run every mutant on each runner (hazard detector on) until one reports it."""
+    base = dataclasses.replace(options or LaunchParams(), detect_races=True)
+    results = []
+    for mut in mutants:
+        found = None
+        for i, run in enumerate(runners):
+            try:
+                run(dataclasses.replace(base, mutation=mut))
+            except REPORTING_ERRORS as exc:
+                found = MutantResult(mut, type(exc).__name__, i, str(exc).split("\n", 1)[0])
+                break
+            except CatlassError as exc:
+                found = MutantResult(mut, None, i, f"{type(exc).__name__}: {str(exc).splitlines()[0]}")
+            except AssertionError as exc:  # the runner's own output check
+                found = MutantResult(mut, None, i, f"wrong output: {exc}")
+        results.append(found if found is not None and found.detected else
+                       (found or MutantResult(mut, None)))
+    return results
+
+
+__all__ = ["MutantResult", "REPORTING_ERRORS", "catalogue", "check", "record_sites"]
