@@ -59,7 +59,9 @@ def local_accumulate(t: LocalTensor, layout, data: np.ndarray, what: str) -> Non
 
 
 def gm_access(gm: GlobalTensor, layout, rows: int, cols: int):
-    """The bytes a (rows x cols) region of ``gm`` seen through ``layout`` occupies, as a MemAccess."""
+    """The bytes a (rows x cols) region of ``gm`` seen through ``layout`` occupies, as one MemAccess: exact
+    for RowMajor, ColumnMajor and VectorLayout, the spanned (bounding) range for fractal layouts. Kept for
+    the PTO tile layer; the tile copies use the exact :func:`gm_region_access`."""
     if isinstance(layout, RowMajor):
         return gm.access(0, cols, layout.stride[0], rows)
     if isinstance(layout, ColumnMajor):
@@ -72,17 +74,50 @@ def gm_access(gm: GlobalTensor, layout, rows: int, cols: int):
     return gm.access(0, int(layout.offset(rows - 1, cols - 1)) + 1)
 
 
+_ACCESS_CACHE: dict = {}
+_ACCESS_CACHE_LIMIT = 8192
+
+
 def region_access(t, layout, rows: int, cols: int | None = None) -> tuple:
     """The bytes the region ``[0:rows, 0:cols]`` of ``t`` (a GM or local tensor) seen through ``layout``
     occupies, as :class:`~catlass_py.arch.events.MemAccess` records (one per strided piece; a
     :class:`VectorLayout` takes ``rows`` elements). Raises :class:`ConfigError` for a layout that cannot say
-    which bytes it touches: an instruction's accesses are never left unchecked."""
+    which bytes it touches: an instruction's accesses are never left unchecked.
+
+    The records are immutable and cached by (memory, byte offset, element width, element runs): kernels move
+    the same tiles through the same buffer slots again and again."""
     footprint = getattr(layout, "footprint", None)
     if footprint is None:
         raise ConfigError(f"{type(layout).__name__} has no footprint(): the bytes an instruction touches through "
                           "it cannot be derived for the pipe model")
     runs = footprint(rows) if isinstance(layout, VectorLayout) else footprint(rows, cols)
-    return tuple(t.access(*run) for run in runs)
+    memory = t.arena if t.__class__ is LocalTensor else t.buffer
+    key = (memory.id, t.byte_offset, t.dtype.bits, runs)
+    accesses = _ACCESS_CACHE.get(key)
+    if accesses is None:
+        if len(_ACCESS_CACHE) >= _ACCESS_CACHE_LIMIT:
+            _ACCESS_CACHE.clear()
+        accesses = _ACCESS_CACHE[key] = tuple(t.access(*run) for run in runs)
+    return accesses
+
+
+def span_access(t, count: int):
+    """The first ``count`` elements of ``t`` (a GM or local tensor) as one MemAccess: ``t.access(0, count)``,
+    cached like :func:`region_access` (the vector instructions' operands)."""
+    memory = t.arena if t.__class__ is LocalTensor else t.buffer
+    key = (memory.id, t.byte_offset, t.dtype.bits, count)
+    access = _ACCESS_CACHE.get(key)
+    if access is None:
+        if len(_ACCESS_CACHE) >= _ACCESS_CACHE_LIMIT:
+            _ACCESS_CACHE.clear()
+        access = _ACCESS_CACHE[key] = t.access(0, count)
+    return access
+
+
+def gm_region_access(gm: GlobalTensor, layout, rows: int, cols: int | None = None) -> tuple:
+    """:func:`region_access` of a GM tensor; an empty region still gives one (empty) record, so that an
+    instruction that addresses GM keeps naming it (the cost model charges GM latency to those)."""
+    return region_access(gm, layout, rows, cols) or (gm.access(0, 0),)
 
 
 def pad_cols(data: np.ndarray, cols: int, value=0) -> np.ndarray:

@@ -4,6 +4,11 @@ Counterparts: CATLASS ``Gemm::Tile::CopyGmToL1<ArchTag, GemmType<E, VectorLayout
 A1>>`` (``gemm/tile/atlasa2/copy_gm_to_l1.hpp``), ``Gemm::Tile::CopyL1ToBT<ArchTag, GemmType<E, VectorLayout, A1>,
 GemmType<Acc, VectorLayout, C2>>`` (``copy_l1_to_bt.hpp``) and ``helper::L1BiasTypeSelector``. A bias is one row
 of ``n`` values that :class:`~catlass_py.tile.mmad.TileMmad` broadcasts down the rows to initialise L0C.
+
+Instruction events: the GM -> L1 copy on ``PIPE_MTE2`` reads the GM elements it fetches and writes the whole
+32-byte blocks it fills in L1; the L1 -> BT copy on ``PIPE_MTE1`` (Ascend C ``DataCopy`` A1 -> C2; CATLASS's
+``MmadAtlasA2PingpongBias`` block orders it with ``M_MTE1`` / ``MTE2_MTE1`` events) reads its whole 64-byte
+units of L1 and writes them, widened, to BT.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from catlass_py.gemm.coord import ceil_div
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.layout import VectorLayout
 from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.tile._region import span_access
 
 BYTE_PER_C2 = 64  # CATLASS BYTE_PER_C2: the unit of an L1 -> BT DataCopy
 
@@ -78,7 +84,8 @@ class CopyGmToL1Bias:
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
             ctx.emit(Pipe.MTE2, self.op_name, nbytes=self.gm_type.element.nbytes(count),
-                     gm_reads=(src.access(0, take),), info={"count": count})
+                     gm_reads=(src.access(0, take),), local_writes=(span_access(dst, count),),
+                     info={"count": count})
 
 
 class CopyL1ToBT:
@@ -107,7 +114,9 @@ class CopyL1ToBT:
         dst.view(count)[:] = src.view(count).astype(self.bt_type.element.numpy)
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
-            ctx.emit(Pipe.MTE1, self.op_name, nbytes=self.l1_type.element.nbytes(count), info={"count": count})
+            ctx.emit(Pipe.MTE1, self.op_name, nbytes=self.l1_type.element.nbytes(count),
+                     local_reads=(span_access(src, count),), local_writes=(span_access(dst, count),),
+                     info={"count": count})
 
 
 __all__ = ["BYTE_PER_C2", "CopyGmToL1Bias", "CopyL1ToBT", "l1_bias_types"]

@@ -1,4 +1,9 @@
-"""GM -> L1 copies (CATLASS ``gemm/tile/atlasa2/copy_gm_to_l1.hpp``, MTE2 pipe)."""
+"""GM -> L1 copies (CATLASS ``gemm/tile/atlasa2/copy_gm_to_l1.hpp``, MTE2 pipe).
+
+Each copy is one instruction event on ``PIPE_MTE2`` that reads the GM bytes the DMA fetches (the tile
+through the source layout, whole 32-byte panels for a fractal source, the whole chunks of a single-row
+GMMPTD load) and writes the L1 bytes it lands in (the tile padded to whole 32-byte chunks).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,15 @@ from catlass_py.gemm.coord import round_up
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import l1_type as _l1_type
 from catlass_py.layout import ColumnMajor, PaddingColumnMajor, PaddingRowMajor, RowMajor, nZ, zN
-from catlass_py.tile._region import gm_access, gm_read, local_write, pad_cols, pad_rows
+from catlass_py.tile._region import (
+    gm_read,
+    gm_region_access,
+    local_write,
+    pad_cols,
+    pad_rows,
+    region_access,
+    span_access,
+)
 
 STRIDE_LIMIT = 65536  # CATLASS STRIDE_LIMIT: larger source strides fall back to one DMA per row
 
@@ -64,33 +77,41 @@ class CopyGmToL1:
         elif isinstance(layout_src, PaddingColumnMajor):  # Nd2Nz with srcDValue = stride(2)
             layout_src = ColumnMajor(rows, cols, layout_src.stride[2])
         _fits(layout_dst, rows, cols, what)
-        data, dmas = self._gather(src, layout_src, rows, cols, what)
+        data, dmas, read = self._gather(src, layout_src, rows, cols, what)
         # The zero fill of the last 32-byte chunk may reach into the layout's padding columns.
-        local_write(dst, layout_dst.get_tile_layout(*data.shape), data, what)
+        layout_l1 = layout_dst.get_tile_layout(*data.shape)
+        local_write(dst, layout_l1, data, what)
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
+            read_layout, read_rows, read_cols = read
             ctx.emit(
                 Pipe.MTE2, self.op_name, nbytes=self.gm_type.element.nbytes(rows * cols),
-                gm_reads=(gm_access(src, layout_src, rows, cols),),
+                gm_reads=(gm_region_access(src, read_layout, read_rows, read_cols) if read_layout is not None
+                          else (span_access(src, read_rows),)),
+                local_writes=region_access(dst, layout_l1, *data.shape),
                 info={"rows": rows, "cols": cols, "dmas": dmas},
             )
 
-    def _gather(self, src, layout_src, rows, cols, what) -> tuple[np.ndarray, int]:
-        """The region as it lands in L1 (with the zero fill) and the number of DMA instructions issued."""
+    def _gather(self, src, layout_src, rows, cols, what) -> tuple[np.ndarray, int, tuple]:
+        """The region as it lands in L1 (with the zero fill), the number of DMA instructions issued and what
+        was read from GM: ``(layout, rows, cols)`` of a region, or ``(None, n, 0)`` for ``n`` contiguous
+        elements from the pointer."""
         if rows == 0 or cols == 0:
-            return np.zeros((rows, cols), self.gm_type.element.numpy), 0
+            return np.zeros((rows, cols), self.gm_type.element.numpy), 0, (None, 0, 0)
         data = gm_read(src, layout_src, rows, cols, what)
         if isinstance(layout_src, RowMajor):
-            return pad_cols(data, round_up(cols, self.c0)), (rows if layout_src.stride[0] >= STRIDE_LIMIT else 1)
+            return (pad_cols(data, round_up(cols, self.c0)), (rows if layout_src.stride[0] >= STRIDE_LIMIT else 1),
+                    (layout_src, rows, cols))
         if isinstance(layout_src, ColumnMajor):
-            return pad_rows(data, round_up(rows, self.c0)), (cols if layout_src.stride[1] >= STRIDE_LIMIT else 1)
+            return (pad_rows(data, round_up(rows, self.c0)), (cols if layout_src.stride[1] >= STRIDE_LIMIT else 1),
+                    (layout_src, rows, cols))
         # zN -> zN / nZ -> nZ move whole 32-byte panels (the panel's padding travels with it): widen the
         # source tile layout (same strides) so that the padding columns (rows) of the last panel are addressable.
         if isinstance(layout_src, zN):
             wide = layout_src.get_tile_layout(rows, round_up(cols, self.c0))
-            return gm_read(src, wide, wide.rows, wide.cols, what), 1
-        wide = layout_src.get_tile_layout(round_up(rows, self.c0), cols)
-        return gm_read(src, wide, wide.rows, wide.cols, what), 1
+        else:
+            wide = layout_src.get_tile_layout(round_up(rows, self.c0), cols)
+        return gm_read(src, wide, wide.rows, wide.cols, what), 1, (wide, wide.rows, wide.cols)
 
 
 class CopyGmToL1GMMPTD(CopyGmToL1):
@@ -125,7 +146,7 @@ class CopyGmToL1GMMPTD(CopyGmToL1):
             data[0, :take] = row[:take]
             if take < width:
                 data[0, take:].view(np.uint8)[:] = 0xFF
-            return data, 1
+            return data, 1, (None, take, 0)
         if cols == self.c0 and layout_src.stride[0] == self.c0:
-            return gm_read(src, layout_src, rows, cols, what), 1
+            return gm_read(src, layout_src, rows, cols, what), 1, (layout_src, rows, cols)
         return super()._gather(src, layout_src, rows, cols, what)

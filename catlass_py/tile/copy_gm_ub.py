@@ -1,5 +1,9 @@
 """GM <-> UB copies of the vector cores (CATLASS ``epilogue/tile/copy_gm_to_ub.hpp``, ``copy_ub_to_gm.hpp``;
-MTE2 in, MTE3 out)."""
+MTE2 in, MTE3 out).
+
+Each copy is one instruction event: ``CopyGm2Ub`` on ``PIPE_MTE2`` reads the GM region and writes its rows at
+the UB row pitch; ``CopyUb2Gm`` on ``PIPE_MTE3`` reads those UB rows and writes the GM region.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,15 @@ from catlass_py.arch.spec import get_arch
 from catlass_py.errors import AlignmentError, ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.layout import RowMajor, VectorLayout
-from catlass_py.tile._region import gm_access, gm_read, gm_write, local_read, local_write
+from catlass_py.tile._region import (
+    gm_read,
+    gm_region_access,
+    gm_write,
+    local_read,
+    local_write,
+    region_access,
+    span_access,
+)
 
 
 def _check_layout(op: str, gm_type: GemmType) -> None:
@@ -23,12 +35,6 @@ def _check_ub_pitch(op: str, layout, gm_type: GemmType) -> None:
         raise AlignmentError(
             f"{op}: UB row pitch {layout.stride[0]} {gm_type.element} elements is not a whole number of 32-byte blocks"
         )
-
-
-def _rows_cols(layout) -> tuple[int, int]:
-    if isinstance(layout, VectorLayout):
-        return layout.shape[0], 1
-    return layout.rows, layout.cols
 
 
 class CopyGm2Ub:
@@ -58,9 +64,14 @@ class CopyGm2Ub:
                 local_write(dst, layout_dst, gm_read(src, layout_src, rows, cols, "CopyGm2Ub"), "CopyGm2Ub")
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
-            r, c = _rows_cols(layout_src)
+            if isinstance(layout_src, VectorLayout):
+                ub = (span_access(dst, cols),) if cols else ()
+                gm = gm_region_access(src, layout_src, cols)
+            else:
+                ub = region_access(dst, layout_dst, rows, cols)
+                gm = gm_region_access(src, layout_src, rows, cols)
             ctx.emit(Pipe.MTE2, "CopyGm2Ub", nbytes=self.gm_type.element.nbytes(rows * cols),
-                     gm_reads=(gm_access(src, layout_src, r, c),), info={"rows": rows, "cols": cols})
+                     gm_reads=gm, local_writes=ub, info={"rows": rows, "cols": cols})
 
 
 class CopyUb2Gm:
@@ -86,6 +97,11 @@ class CopyUb2Gm:
                 gm_write(dst, layout_dst, local_read(src, layout_src, rows, cols, "CopyUb2Gm"), "CopyUb2Gm")
         ctx = src.ctx
         if ctx is not None and ctx.bus.instructions:
-            r, c = _rows_cols(layout_dst)
+            if isinstance(layout_dst, VectorLayout):
+                ub = (span_access(src, cols),) if cols else ()
+                gm = gm_region_access(dst, layout_dst, cols)
+            else:
+                ub = region_access(src, layout_src, rows, cols)
+                gm = gm_region_access(dst, layout_dst, rows, cols)
             ctx.emit(Pipe.MTE3, "CopyUb2Gm", nbytes=self.gm_type.element.nbytes(rows * cols),
-                     gm_writes=(gm_access(dst, layout_dst, r, c),), info={"rows": rows, "cols": cols})
+                     gm_writes=gm, local_reads=ub, info={"rows": rows, "cols": cols})

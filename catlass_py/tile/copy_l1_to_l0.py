@@ -3,7 +3,8 @@ MTE1 pipe).
 
 The hardware moves whole fractals (``LoadData``, or ``LoadDataWithTranspose`` on 32x32 int8 squares); the
 functional effect is that the destination holds the tile, padded to whole fractals, in the L0 layout. The
-padding carries whatever L1 held there (zeros from the ND->NZ fill, or stale data).
+padding carries whatever L1 held there (zeros from the ND->NZ fill, or stale data). One instruction event on
+``PIPE_MTE1`` per load, reading the padded tile's fractals from L1 and writing them to L0A / L0B.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import l0a_layout, l0b_layout
 from catlass_py.layout import nZ, zN
-from catlass_py.tile._region import local_read, local_write
+from catlass_py.tile._region import local_read, local_write, region_access
 
 
 class _CopyL1ToL0:
@@ -39,11 +40,13 @@ class _CopyL1ToL0:
         rows, cols = layout_dst.padded_shape
         data = local_read(src, layout_src, rows, cols, self.op_name)
         # Whole fractals move: address the padding too by widening the destination to its padded shape.
-        local_write(dst, layout_dst.get_tile_layout(rows, cols), data, self.op_name)
+        layout_l0 = layout_dst.get_tile_layout(rows, cols)
+        local_write(dst, layout_l0, data, self.op_name)
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
             ctx.emit(Pipe.MTE1, self.op_name, nbytes=self.l1_type.element.nbytes(rows * cols),
-                     info={"rows": rows, "cols": cols})
+                     local_reads=region_access(src, layout_src, rows, cols),
+                     local_writes=region_access(dst, layout_l0, rows, cols), info={"rows": rows, "cols": cols})
 
 
 class CopyL1ToL0A(_CopyL1ToL0):
