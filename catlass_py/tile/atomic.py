@@ -6,6 +6,11 @@ to what is there instead of overwriting it. The simulator keeps that state per c
 through :class:`AtomicCopyL0CToGm` (a wrapper of any ``CopyL0CToGm``; CATLASS's single-core split-K block
 needs it for every K tile after the first). Additions are done in the destination type, rounded to
 nearest even (the fp32 atomic add of the GM interface).
+
+Instruction events: ``SetAtomicAdd`` / ``SetAtomicNone`` are scalar instructions (``PIPE_S``) that write the
+core's atomic-mode register (``register_access("ATOMIC")``); an atomic store is the wrapped ``Fixpipe`` event
+followed by an ``AtomicAdd`` event on ``PIPE_FIX`` that reads the atomic-mode register and reads and writes the
+destination region in GM.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from catlass_py.arch.memory import GlobalTensor, LocalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.tile._region import gm_access, gm_read, gm_write
+from catlass_py.tile._region import gm_read, gm_region_access, gm_write
 
 _STATE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _ATOMIC_TYPES = ("float32", "float16", "bfloat16", "int32", "int16", "int8")
@@ -31,14 +36,14 @@ def set_atomic_add(ctx, element) -> None:
         raise ConfigError(f"SetAtomicAdd: {t} is not an atomic-add type ({', '.join(_ATOMIC_TYPES)})")
     _STATE[ctx] = t
     if ctx.bus.instructions:
-        ctx.emit(Pipe.S, "SetAtomicAdd", info={"dtype": t.name})
+        ctx.emit(Pipe.S, "SetAtomicAdd", info={"dtype": t.name}, local_writes=(ctx.register_access("ATOMIC"),))
 
 
 def set_atomic_none(ctx) -> None:
     """Ascend C ``SetAtomicNone()`` on core ``ctx``."""
     _STATE.pop(ctx, None)
     if ctx.bus.instructions:
-        ctx.emit(Pipe.S, "SetAtomicNone")
+        ctx.emit(Pipe.S, "SetAtomicNone", local_writes=(ctx.register_access("ATOMIC"),))
 
 
 def atomic_add_type(ctx):
@@ -78,9 +83,9 @@ class AtomicCopyL0CToGm:
             total = (old + new).astype(old.dtype)
         gm_write(dst, layout_dst, total, "Fixpipe (atomic add)")
         if ctx.bus.instructions:
-            ctx.emit(Pipe.FIX, "AtomicAdd", nbytes=dst.dtype.nbytes(m * n),
-                     gm_reads=(gm_access(dst, layout_dst, m, n),), gm_writes=(gm_access(dst, layout_dst, m, n),),
-                     info={"m": m, "n": n, "dtype": dst.dtype.name})
+            region = gm_region_access(dst, layout_dst, m, n)
+            ctx.emit(Pipe.FIX, "AtomicAdd", nbytes=dst.dtype.nbytes(m * n), gm_reads=region, gm_writes=region,
+                     local_reads=(ctx.register_access("ATOMIC"),), info={"m": m, "n": n, "dtype": dst.dtype.name})
 
     def __repr__(self) -> str:
         return f"AtomicCopyL0CToGm({self.inner!r})"

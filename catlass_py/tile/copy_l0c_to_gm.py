@@ -1,4 +1,10 @@
-"""L0C -> GM store through the fixpipe (CATLASS ``gemm/tile/atlasa2/copy_l0c_to_gm.hpp``; FIX pipe)."""
+"""L0C -> GM store through the fixpipe (CATLASS ``gemm/tile/atlasa2/copy_l0c_to_gm.hpp``; FIX pipe).
+
+One ``Fixpipe`` instruction event on ``PIPE_FIX`` per store: it reads the (m x n) region of L0C, the n quant
+words of the FB (per-channel modes) or the ``QUANT_PRE`` register (per-tensor scaled modes: Ascend C's
+``Fixpipe`` loads ``deqScalar`` into it with ``SetQuantPreImpl`` as part of the call, for DEQF16, REQ8 and
+QF322B8_PRE), writes the destination region in GM and carries the ``unitFlag`` it was called with.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.layout import RowMajor, zN
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.tile._region import gm_access, gm_write, local_read
+from catlass_py.tile._region import gm_region_access, gm_write, local_read, region_access, span_access
 from catlass_py.tile.quant import (
     VECTOR_MODES,
     ScaleGranularity,
@@ -70,6 +76,11 @@ class CopyL0CToGm:
         gm_write(dst, layout_dst, out, "CopyL0CToGm")
         ctx = src.ctx
         if ctx is not None and ctx.bus.instructions:
+            reads = region_access(src, layout_src, m, n)
+            if self.quant_mode in VECTOR_MODES:
+                reads += (span_access(scale, n),)
+            elif self.quant_mode.is_scaled:
+                reads += (ctx.register_access("QUANT_PRE"),)
             ctx.emit(Pipe.FIX, "Fixpipe", nbytes=self.gm_type.element.nbytes(m * n),
-                     gm_writes=(gm_access(dst, layout_dst, m, n),),
+                     gm_writes=gm_region_access(dst, layout_dst, m, n), local_reads=reads, unit_flag=unit_flag,
                      info={"m": m, "n": n, "quant": self.quant_mode.value, "relu": self.relu})

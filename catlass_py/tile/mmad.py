@@ -1,4 +1,10 @@
-"""The cube instruction (CATLASS ``Gemm::Tile::TileMmad``, Ascend C ``Mmad``; M pipe)."""
+"""The cube instruction (CATLASS ``Gemm::Tile::TileMmad``, Ascend C ``Mmad``; M pipe).
+
+Its instruction event reads the (m x k) region of L0A and the (k x n) region of L0B, writes the (m x n)
+region of L0C (and reads it first when accumulating), reads the n bias values of BT when a bias initialises C,
+and carries the Mmad's ``unitFlag`` (CATLASS ``TileMmad::operator()``'s ``unitFlag`` argument, passed to
+``MmadParams.unitFlag``).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import element_accumulator, l0a_layout, l0b_layout
 from catlass_py.layout import L0C
-from catlass_py.tile._region import local_accumulate, local_read, local_write
+from catlass_py.tile._region import local_accumulate, local_read, local_write, region_access, span_access
 
 # int8 products are at most 2**14 in magnitude, so a float32 dot product of up to 1024 of them is exact
 # (partial sums stay within 2**24); int4 products are at most 2**6.
@@ -76,8 +82,15 @@ class TileMmad:
             local_write(l0c, layout_c, c, "TileMmad (C)")
         ctx = l0c.ctx
         if ctx is not None and ctx.bus.instructions:
+            c_region = region_access(l0c, layout_c, m, n)
+            reads = ((region_access(l0a, layout_a, m, k) + region_access(l0b, layout_b, k, n)) if k else ())
+            if bias is not None:
+                reads += (span_access(bias, n),)
+            elif not init_c:
+                reads += c_region  # C += A @ B reads the accumulator it updates
             ctx.emit(Pipe.M, "Mmad", flops=2 * m * n * k,
                      nbytes=self.element_a.nbytes(m * k) + self.element_b.nbytes(k * n),
+                     local_reads=reads, local_writes=c_region, unit_flag=unit_flag,
                      info={"m": m, "n": n, "k": k, "init_c": init_c, "dtype": self.element_a.name})
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 - the tile op is immutable and lives as long as its kernel
