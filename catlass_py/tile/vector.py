@@ -5,6 +5,9 @@ Counterparts: Ascend C ``Cast``/``Duplicate`` and CATLASS ``Epilogue::Tile::Tile
 C++ ops, every one works on the FULL static tile, not on the actual (tail-clipped) tile: stale UB contents
 outside the actual region are computed on but never stored. Arithmetic is IEEE float32 (numpy rounds to
 nearest even, as the vector unit does).
+
+Each op is one instruction event on ``PIPE_V`` that reads and writes the UB elements it computes on: ``count``
+elements for ``Cast``/``Duplicate`` (a fill, which reads nothing), the full static tile for the tile ops.
 """
 
 from __future__ import annotations
@@ -19,14 +22,19 @@ from catlass_py.gemm.coord import MatrixShape
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.numerics.rounding import RoundMode, cast as _cast
+from catlass_py.tile._region import span_access
 
 BYTE_PER_BLK = 32
 
 
-def _emit(t: LocalTensor, op: str, elements: int, **info) -> None:
+def _emit(t: LocalTensor, op: str, elements: int, reads=(), writes=(), **info) -> None:
+    """One PIPE_V instruction event: ``reads`` / ``writes`` are ``(tensor, elements)`` pairs of UB views,
+    turned into access records only when someone observes instructions."""
     ctx = t.ctx
     if ctx is not None and ctx.bus.instructions:
-        ctx.emit(Pipe.V, op, flops=elements, nbytes=t.dtype.nbytes(elements), info=info or None)
+        ctx.emit(Pipe.V, op, flops=elements, nbytes=t.dtype.nbytes(elements), info=info or None,
+                 local_reads=tuple(span_access(r, n) for r, n in reads),
+                 local_writes=tuple(span_access(w, n) for w, n in writes))
 
 
 def _ub(t: LocalTensor, op: str) -> None:
@@ -41,14 +49,15 @@ def vector_cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count
     _ub(src, "Cast")
     values = src.view(count)
     dst.view(count)[:] = _cast(values, dst.dtype, round_mode)
-    _emit(dst, "Cast", count, src=src.dtype.name, dst=dst.dtype.name, mode=round_mode.name)
+    _emit(dst, "Cast", count, ((src, count),), ((dst, count),), src=src.dtype.name, dst=dst.dtype.name,
+          mode=round_mode.name)
 
 
 def duplicate(dst: LocalTensor, value, count: int) -> None:
     """Ascend C ``Duplicate(dst, value, count)``: fill ``count`` elements with ``value``."""
     _ub(dst, "Duplicate")
     dst.view(count)[:] = value
-    _emit(dst, "Duplicate", count)
+    _emit(dst, "Duplicate", count, (), ((dst, count),))
 
 
 def _compute_dtype(op: str, compute_type) -> np.dtype:
@@ -75,7 +84,7 @@ class TileRowBroadcastMul:
         r, c = self.tile_shape
         res = in0.view(r * c).reshape(r, c) * in1.view(c)
         out.view(r * c).reshape(r, c)[:] = res
-        _emit(out, "TileRowBroadcastMul", r * c)
+        _emit(out, "TileRowBroadcastMul", r * c, ((in0, r * c), (in1, c)), ((out, r * c),))
 
 
 class TileBroadcastOneBlk:
@@ -93,7 +102,7 @@ class TileBroadcastOneBlk:
     def __call__(self, out: LocalTensor, src: LocalTensor) -> None:
         n, b = self.compute_length, self.blk
         out.view(n * b).reshape(n, b)[:] = src.view(n)[:, None]
-        _emit(out, "TileBroadcastOneBlk", n * b)
+        _emit(out, "TileBroadcastOneBlk", n * b, ((src, n),), ((out, n * b),))
 
 
 class TileOneBlkColumnBroadcastMul:
@@ -118,7 +127,7 @@ class TileOneBlkColumnBroadcastMul:
         blocks = in1.view(r * b).reshape(r, 1, b)
         res = in0.view(r * c).reshape(r, c // b, b) * blocks
         out.view(r * c).reshape(r, c // b, b)[:] = res
-        _emit(out, "TileOneBlkColumnBroadcastMul", r * c)
+        _emit(out, "TileOneBlkColumnBroadcastMul", r * c, ((in0, r * c), (in1, r * b)), ((out, r * c),))
 
 
 class TileCast:

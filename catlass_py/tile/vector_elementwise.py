@@ -11,6 +11,9 @@ arithmetic; for float16 numpy computes in float32 and rounds once more, which is
 float32 carries more than 2p+2 bits). ``Axpy`` is modelled as a rounded product followed by a rounded sum
 and ``Exp`` as numpy's float32 ``exp`` (the vector unit's own exp approximation is undocumented); results of
 the GELU/SiLU paths are therefore compared with CATLASS's tolerance, not bit for bit.
+
+Each instruction is one event on ``PIPE_V`` reading its ``count`` source elements (and the destination for
+``Axpy``, which accumulates into it) and writing ``count`` destination elements.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.tile._region import span_access
 
 _VECTOR_DTYPES = ("float16", "float32", "bfloat16", "int32", "int16")
 
@@ -37,10 +41,13 @@ def _check_ub(op: str, *tensors: LocalTensor) -> None:
             raise ConfigError(f"{op}: all operands must have one dtype, got {dt} and {t.dtype}")
 
 
-def _emit(t: LocalTensor, op: str, count: int) -> None:
+def _emit(t: LocalTensor, op: str, count: int, *sources: LocalTensor) -> None:
+    """One PIPE_V instruction event writing ``count`` elements of ``t`` and reading ``count`` of each source."""
     ctx = t.ctx
     if ctx is not None and ctx.bus.instructions:
-        ctx.emit(Pipe.V, op, flops=count, nbytes=t.dtype.nbytes(count), info={"dtype": t.dtype.name, "count": count})
+        ctx.emit(Pipe.V, op, flops=count, nbytes=t.dtype.nbytes(count), info={"dtype": t.dtype.name, "count": count},
+                 local_reads=tuple(span_access(src, count) for src in sources),
+                 local_writes=(span_access(t, count),))
 
 
 def _scalar(t: LocalTensor, value):
@@ -52,7 +59,7 @@ def _binary(op: str, fn, dst: LocalTensor, src0: LocalTensor, src1: LocalTensor,
     with np.errstate(all="ignore"):
         res = fn(src0.view(count), src1.view(count))
     dst.view(count)[:] = res
-    _emit(dst, op, count)
+    _emit(dst, op, count, src0, src1)
 
 
 def vector_add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
@@ -76,7 +83,7 @@ def vector_muls(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
     with np.errstate(all="ignore"):
         res = src.view(count) * _scalar(src, scalar)
     dst.view(count)[:] = res
-    _emit(dst, "Muls", count)
+    _emit(dst, "Muls", count, src)
 
 
 def vector_adds(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
@@ -85,7 +92,7 @@ def vector_adds(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
     with np.errstate(all="ignore"):
         res = src.view(count) + _scalar(src, scalar)
     dst.view(count)[:] = res
-    _emit(dst, "Adds", count)
+    _emit(dst, "Adds", count, src)
 
 
 def vector_exp(dst: LocalTensor, src: LocalTensor, count: int) -> None:
@@ -94,7 +101,7 @@ def vector_exp(dst: LocalTensor, src: LocalTensor, count: int) -> None:
     with np.errstate(all="ignore"):
         res = np.exp(src.view(count))
     dst.view(count)[:] = res
-    _emit(dst, "Exp", count)
+    _emit(dst, "Exp", count, src)
 
 
 def vector_axpy(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
@@ -105,7 +112,7 @@ def vector_axpy(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
         prod = src.view(count) * _scalar(src, scalar)
         res = prod + dst.view(count)
     dst.view(count)[:] = res
-    _emit(dst, "Axpy", count)
+    _emit(dst, "Axpy", count, src, dst)
 
 
 class _TileElemWise:
