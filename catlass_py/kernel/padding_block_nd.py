@@ -21,7 +21,7 @@ from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.kernel.padding import PaddingTag
 from catlass_py.layout import ColumnMajor, PaddingColumnMajor, PaddingRowMajor, RowMajor
 from catlass_py.numerics import dtypes as dt
-from catlass_py.tile._region import gm_access, gm_write
+from catlass_py.tile._region import gm_region_access, gm_write
 from catlass_py.tile.copy_gm_ub import CopyGm2Ub
 
 BYTE_PER_BLK = 32
@@ -109,7 +109,8 @@ class _PaddingBlockND:
 
     def _ub_to_gm(self, dst: GlobalTensor, ub, ub_offset: int, chunks: int, chunk_len: int, chunk_stride: int) -> None:
         """``CopyUb2Gm`` of ``chunks`` bursts of ``chunk_len`` elements: consecutive in UB (CATLASS's source stride
-        rounds down to 0 blocks), ``chunk_stride`` apart in GM. UB bytes past the end of UB read as poison."""
+        rounds down to 0 blocks), ``chunk_stride`` apart in GM. UB bytes past the end of UB read as poison. One
+        PIPE_MTE3 instruction event reading the UB elements (up to the end of UB) and writing the bursts."""
         count = chunks * chunk_len
         flat = ub.view()[ub_offset:ub_offset + count]
         if flat.size < count:
@@ -120,8 +121,11 @@ class _PaddingBlockND:
         gm_write(dst, layout, flat.reshape(chunks, chunk_len), "PaddingMatrixBlockND")
         ctx = self.ctx
         if ctx.bus.instructions:
+            in_ub = max(0, min(count, ub.count - ub_offset))
             ctx.emit(Pipe.MTE3, "CopyUb2Gm", nbytes=self.spec.element.nbytes(count),
-                     gm_writes=(gm_access(dst, layout, chunks, chunk_len),), info={"rows": chunks, "cols": chunk_len})
+                     gm_writes=gm_region_access(dst, layout, chunks, chunk_len),
+                     local_reads=(ub.access(ub_offset, in_ub),) if in_ub else (),
+                     info={"rows": chunks, "cols": chunk_len})
 
     def __call__(self, dst: GlobalTensor, src: GlobalTensor, layout_dst, layout_src) -> None:
         spec, ctx = self.spec, self.ctx

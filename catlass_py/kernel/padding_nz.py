@@ -20,7 +20,7 @@ from catlass_py.gemm.coord import MatrixCoord, ceil_div, round_down, round_up
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
 from catlass_py.numerics import dtypes as dt
-from catlass_py.tile._region import gm_write, local_read, local_write
+from catlass_py.tile._region import gm_region_access, gm_write, local_read, local_write, region_access
 from catlass_py.tile.copy_gm_ub import CopyGm2Ub, CopyUb2Gm
 from catlass_py.tile.vector import vector_cast
 
@@ -178,25 +178,31 @@ class _PaddingMatrixNZInstance:
             # UB -> UB Copy: whole groups of 8 rows (one 256-byte repeat per 32-byte column block).
             groups = ceil_div(r_act, BLK_NUM_PER_VECTOR_FRACTAL) * BLK_NUM_PER_VECTOR_FRACTAL
             width = round_up(c_act, c0)
-            data = local_read(self.input[b], RowMajor(groups, width, width), groups, width, "Copy (UB->UB)")
-            local_write(self.output[b], ub_out.get_tile_layout(groups, width), data, "Copy (UB->UB)")
+            layout_in = RowMajor(groups, width, width)
+            layout_out = ub_out.get_tile_layout(groups, width)
+            data = local_read(self.input[b], layout_in, groups, width, "Copy (UB->UB)")
+            local_write(self.output[b], layout_out, data, "Copy (UB->UB)")
             if ctx.bus.instructions:
                 ctx.emit(Pipe.V, "Copy", nbytes=spec.element.nbytes(groups * width), flops=0,
+                         local_reads=region_access(self.input[b], layout_in, groups, width),
+                         local_writes=region_access(self.output[b], layout_out, groups, width),
                          info={"rows": groups, "cols": width})
             ctx.set_flag(HardEvent.V_MTE2, b)
             ctx.set_flag(HardEvent.V_MTE3, b)
             ctx.wait_flag(HardEvent.V_MTE3, b)
             # UB -> GM: whole fractals (roundup(rows, 16) rows of every C0 panel of the tile).
             full = (round_up(r_act, C0_NUM_PER_FRACTAL), width)
-            panel = local_read(self.output[b], ub_out.get_tile_layout(*full), *full, "DataCopy (UB->GM)")
+            ub_full = ub_out.get_tile_layout(*full)
+            panel = local_read(self.output[b], ub_full, *full, "DataCopy (UB->GM)")
             gm_tile = dst[cdst.offset(*coord)]
             gm_layout = cdst.get_tile_layout(*full)
             gm_write(gm_tile, gm_layout, panel, "PaddingMatrixNZ")
             if ctx.bus.instructions:
-                # One run of roundup(rows, 16) x C0 elements per C0-wide panel, panels stride3 apart.
-                acc = gm_tile.access(0, full[0] * c0, cdst.stride[3], full[1] // c0)
+                # Whole fractals: roundup(rows, 16) x C0 elements per C0-wide panel, panels stride3 apart in GM.
                 ctx.emit(Pipe.MTE3, "DataCopy", nbytes=spec.element.nbytes(full[0] * full[1]),
-                         gm_writes=(acc,), info={"rows": full[0], "cols": full[1]})
+                         gm_writes=gm_region_access(gm_tile, gm_layout, *full),
+                         local_reads=region_access(self.output[b], ub_full, *full),
+                         info={"rows": full[0], "cols": full[1]})
             ctx.set_flag(HardEvent.MTE3_V, b)
             ctx.mark("padding_tile", row=coord.row, col=coord.column, rows=r_act, cols=c_act)
             self.buffer_index = 1 - b
