@@ -9,8 +9,12 @@ nearest even (the fp32 atomic add of the GM interface).
 
 Instruction events: ``SetAtomicAdd`` / ``SetAtomicNone`` are scalar instructions (``PIPE_S``) that write the
 core's atomic-mode register (``register_access("ATOMIC")``); an atomic store is the wrapped ``Fixpipe`` event
-followed by an ``AtomicAdd`` event on ``PIPE_FIX`` that reads the atomic-mode register and reads and writes the
-destination region in GM.
+followed by an ``AtomicAdd`` event on ``PIPE_FIX`` that reads and writes the destination region in GM. The store
+takes the atomic mode when the scalar unit issues it, not when PIPE_FIX runs it: CATLASS switches the mode around
+its stores with no synchronisation at all (``block_mmad_dynamic_single_core_splitk.hpp`` sets it before a
+block's fixpipes, ``block_mmad_amla_pv_tp1_spec.hpp`` clears it right after ``copyL0CToGm``). That read is
+therefore part of the in-order scalar stream (the pipe model's dispatch rule orders the set before the store)
+and is not declared as a PIPE_FIX access, which would make every later ``SetAtomicNone`` look like a race.
 """
 
 from __future__ import annotations
@@ -85,7 +89,7 @@ class AtomicCopyL0CToGm:
         if ctx.bus.instructions:
             region = gm_region_access(dst, layout_dst, m, n)
             ctx.emit(Pipe.FIX, "AtomicAdd", nbytes=dst.dtype.nbytes(m * n), gm_reads=region, gm_writes=region,
-                     local_reads=(ctx.register_access("ATOMIC"),), info={"m": m, "n": n, "dtype": dst.dtype.name})
+                     info={"m": m, "n": n, "dtype": dst.dtype.name})
 
     def __repr__(self) -> str:
         return f"AtomicCopyL0CToGm({self.inner!r})"

@@ -1,9 +1,11 @@
 """L0C -> GM store through the fixpipe (CATLASS ``gemm/tile/atlasa2/copy_l0c_to_gm.hpp``; FIX pipe).
 
-One ``Fixpipe`` instruction event on ``PIPE_FIX`` per store: it reads the (m x n) region of L0C, the n quant
-words of the FB (per-channel modes) or the ``QUANT_PRE`` register (per-tensor scaled modes: Ascend C's
-``Fixpipe`` loads ``deqScalar`` into it with ``SetQuantPreImpl`` as part of the call, for DEQF16, REQ8 and
-QF322B8_PRE), writes the destination region in GM and carries the ``unitFlag`` it was called with.
+One ``Fixpipe`` instruction event on ``PIPE_FIX`` per store: it reads the (m x n) region of L0C and the n quant
+words of the FB (per-channel modes), writes the destination region in GM and carries the ``unitFlag`` it was
+called with. The per-tensor scale of the scaled modes (DEQF16, REQ8, QF322B8_PRE) is ``deqScalar``, which
+Ascend C's ``Fixpipe`` writes into the ``QUANT_PRE`` register (``SetQuantPreImpl``) right before issuing the
+instruction, on the scalar unit; the instruction takes it at issue, so it is not declared as a PIPE_FIX read of
+the register (consecutive stores rewrite it with no synchronisation in CATLASS).
 """
 
 from __future__ import annotations
@@ -79,8 +81,6 @@ class CopyL0CToGm:
             reads = region_access(src, layout_src, m, n)
             if self.quant_mode in VECTOR_MODES:
                 reads += (span_access(scale, n),)
-            elif self.quant_mode.is_scaled:
-                reads += (ctx.register_access("QUANT_PRE"),)
             ctx.emit(Pipe.FIX, "Fixpipe", nbytes=self.gm_type.element.nbytes(m * n),
                      gm_writes=gm_region_access(dst, layout_dst, m, n), local_reads=reads, unit_flag=unit_flag,
                      info={"m": m, "n": n, "quant": self.quant_mode.value, "relu": self.relu})

@@ -806,13 +806,14 @@ def test_cube_events_name_their_unit_flag_bias_and_quant_sources():
     assert {a.space for a in fix.local_reads} == {"L0C"} and {a.space for a in fix.gm_writes} == {"GM"}
     (fix,) = _events("Fixpipe VREQ8 per channel")
     assert {a.space for a in fix.local_reads} == {"L0C", "FB"}
-    (fix,) = _events("Fixpipe DEQF16 per tensor")
-    assert [a.buffer for a in fix.local_reads if a.space == "REG"] == ["register QUANT_PRE of AIC0"]
+    (fix,) = _events("Fixpipe DEQF16 per tensor")  # deqScalar: taken at issue, no PIPE_FIX register read
+    assert {a.space for a in fix.local_reads} == {"L0C"}
     add, fix1, atomic, none, fix2 = _events("Fixpipe + atomic add")
     assert [e.op for e in (add, fix1, atomic, none, fix2)] == ["SetAtomicAdd", "Fixpipe", "AtomicAdd",
                                                                 "SetAtomicNone", "Fixpipe"]
-    assert add.pipe is none.pipe is Pipe.S and add.local_writes == none.local_writes == atomic.local_reads
-    assert atomic.pipe is Pipe.FIX and atomic.gm_reads == atomic.gm_writes
+    assert add.pipe is none.pipe is Pipe.S and add.local_writes == none.local_writes
+    assert [a.buffer for a in add.local_writes] == ["register ATOMIC of AIC0"]
+    assert atomic.pipe is Pipe.FIX and atomic.gm_reads == atomic.gm_writes and not atomic.local_reads
 
 
 def test_copies_are_on_the_pipes_of_ascend_c():
