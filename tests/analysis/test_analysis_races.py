@@ -20,6 +20,7 @@ from catlass_py.arch import (
     InstructionEvent,
     LaunchInfo,
     LaunchParams,
+    Observer,
     Pipe,
     launch,
 )
@@ -206,16 +207,33 @@ def _flagship(kernel, g=4, m=128, n=512, k=1024, cores=2, **kw):
     return op.run(cores, detect_races=True, **kw), d
 
 
+class _DeclaredAccesses(Observer):
+    """Counts the non-empty accesses the instructions declare, in GM and in on-chip buffers and registers."""
+
+    interests = frozenset({"instruction"})
+
+    def __init__(self):
+        self.gm = self.local = 0
+
+    def on_event(self, e):
+        if not isinstance(e, InstructionEvent):
+            return
+        self.gm += sum(1 for a in e.gm_reads + e.gm_writes if a.length and a.count)
+        self.local += sum(1 for a in e.local_reads + e.local_writes if a.length and a.count)
+
+
 def test_intact_flagship_has_no_race_and_no_unpaired_flag():
-    result, _ = _flagship(_variant())
+    count = _DeclaredAccesses()
+    result, _ = _flagship(_variant(), observers=(count,))
     det = result.race_detector
     assert result.unconsumed_flags == [] and result.unconsumed_intra_core_flags == []
-    # Checked: each block's fixpipe store into the workspace, and per 32-row epilogue tile one workspace read and
-    # one D store (every other input is read-only).
+    # Checked in GM: each block's fixpipe store into the workspace, and per 32-row epilogue tile one workspace
+    # read and one D store (every other input is read-only); and every on-chip access.
     sizes = np.diff(np.concatenate([[0], example10_inputs(4, 128, 512, 1024).group_list]))
     blocks = sum(-(-int(mg) // 128) * 2 for mg in sizes)
     tiles = sum(-(-int(mg) // 32) * 2 for mg in sizes)
-    assert det.accesses == blocks + 2 * tiles == 32
+    assert det.accesses == blocks + 2 * tiles + count.local
+    assert blocks + 2 * tiles == 32 and count.local > 0
 
 
 @pytest.mark.parametrize("seed", [None, 3])
