@@ -78,6 +78,17 @@ _ACCESS_CACHE: dict = {}
 _ACCESS_CACHE_LIMIT = 8192
 
 
+def _memory_id(t) -> int | None:
+    """The identity of the memory a GM or local tensor points into (None for other tensor-like objects, whose
+    records are not cached)."""
+    cls = t.__class__
+    if cls is LocalTensor:
+        return t.arena.id
+    if cls is GlobalTensor:
+        return t.buffer.id
+    return None
+
+
 def region_access(t, layout, rows: int, cols: int | None = None) -> tuple:
     """The bytes the region ``[0:rows, 0:cols]`` of ``t`` (a GM or local tensor) seen through ``layout``
     occupies, as :class:`~catlass_py.arch.events.MemAccess` records (one per strided piece; a
@@ -91,8 +102,10 @@ def region_access(t, layout, rows: int, cols: int | None = None) -> tuple:
         raise ConfigError(f"{type(layout).__name__} has no footprint(): the bytes an instruction touches through "
                           "it cannot be derived for the pipe model")
     runs = footprint(rows) if isinstance(layout, VectorLayout) else footprint(rows, cols)
-    memory = t.arena if t.__class__ is LocalTensor else t.buffer
-    key = (memory.id, t.byte_offset, t.dtype.bits, runs)
+    memory = _memory_id(t)
+    if memory is None:
+        return tuple(t.access(*run) for run in runs)
+    key = (memory, t.byte_offset, t.dtype.bits, runs)
     accesses = _ACCESS_CACHE.get(key)
     if accesses is None:
         if len(_ACCESS_CACHE) >= _ACCESS_CACHE_LIMIT:
@@ -104,8 +117,10 @@ def region_access(t, layout, rows: int, cols: int | None = None) -> tuple:
 def span_access(t, count: int):
     """The first ``count`` elements of ``t`` (a GM or local tensor) as one MemAccess: ``t.access(0, count)``,
     cached like :func:`region_access` (the vector instructions' operands)."""
-    memory = t.arena if t.__class__ is LocalTensor else t.buffer
-    key = (memory.id, t.byte_offset, t.dtype.bits, count)
+    memory = _memory_id(t)
+    if memory is None:
+        return t.access(0, count)
+    key = (memory, t.byte_offset, t.dtype.bits, count)
     access = _ACCESS_CACHE.get(key)
     if access is None:
         if len(_ACCESS_CACHE) >= _ACCESS_CACHE_LIMIT:
