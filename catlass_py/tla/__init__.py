@@ -8,8 +8,8 @@ package is that layer in Python, independent of the simulator:
   ``shape_div``, ``crd2idx``/``idx2crd``, ...).
 * :mod:`~catlass_py.tla.layout` — :class:`Layout`, :func:`make_layout`, accessors (``size``, ``cosize``,
   ``rank``, ``depth``, ``get``, ``select``), :func:`coalesce`, :func:`filter_layout`, slicing.
-* :mod:`~catlass_py.tla.composition`, :mod:`~catlass_py.tla.complement`, :mod:`~catlass_py.tla.divide`,
-  :mod:`~catlass_py.tla.product` — CuTe's algebra (TLA ports the layout but not the algebra).
+* :mod:`~catlass_py.tla.composition`, :mod:`~catlass_py.tla.complement`, :mod:`~catlass_py.tla.divides`,
+  :mod:`~catlass_py.tla.products` — CuTe's algebra (TLA ports the layout but not the algebra).
 * :mod:`~catlass_py.tla.makers` — TLA's Ascend makers (``make_layout_tag`` = ``MakeLayout<Element,
   LayoutTag>``, ``make_layout_l0c``, ``get_tile_layout``) and :func:`make_layout_from_tag`, which turns a
   1.x ``catlass_py.layout`` layout into the TLA layout with the same offsets.
@@ -23,7 +23,7 @@ Names follow TLA/CuTe in snake_case; every function's docstring names its TLA an
 
 from .complement import complement, left_inverse, right_inverse
 from .composition import composition
-from .divide import flat_divide, logical_divide, tiled_divide, zipped_divide
+from .divides import flat_divide, logical_divide, tiled_divide, zipped_divide
 from .int_tuple import (
     add,
     ceil_div,
@@ -87,7 +87,7 @@ from .makers import (
     make_layout_l0c,
     make_layout_tag,
 )
-from .product import blocked_product, flat_product, logical_product, raked_product, tiled_product, zipped_product
+from .products import blocked_product, flat_product, logical_product, raked_product, tiled_product, zipped_product
 from .show import show
 from .tensor import POSITIONS, Tensor, get_tile, local_tile, make_tensor, make_tensor_like, tile_view
 

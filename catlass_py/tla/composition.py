@@ -21,9 +21,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from catlass_py.errors import ArgumentError
 
-from .int_tuple import ceil_div, flatten, is_int, is_tuple, signum
+from .int_tuple import ceil_div, flatten, is_int, is_tuple
 from .layout import Layout, as_layout, coalesce_x
 
 
@@ -42,15 +44,14 @@ def _compose_int(lhs_shape, lhs_stride, rhs_shape: int, rhs_stride: int, lhs: La
     result_stride: list = []
     rest_shape, rest_stride = rhs_shape, rhs_stride
     for curr_shape, curr_stride in zip(lhs_shape[:-1], lhs_stride[:-1]):
-        a = abs(rest_stride)
-        if rest_shape != 1 and a % curr_shape and curr_shape % a:
+        if rest_shape != 1 and rest_stride % curr_shape and curr_shape % rest_stride:
             raise ArgumentError(
-                f"rhs: composition of {lhs} with {rhs} breaks the stride divisibility condition: stride {a} of the "
-                f"right-hand side reaches a mode of size {curr_shape} of the left-hand side and neither divides "
-                "the other"
+                f"rhs: composition of {lhs} with {rhs} breaks the stride divisibility condition: stride "
+                f"{rest_stride} of the right-hand side reaches a mode of size {curr_shape} of the left-hand side and "
+                "neither divides the other"
             )
-        next_shape = ceil_div(curr_shape, a)
-        next_stride = ceil_div(a, curr_shape) * signum(rest_stride)
+        next_shape = ceil_div(curr_shape, rest_stride)
+        next_stride = ceil_div(rest_stride, curr_shape)
         if next_shape != 1 and rest_shape != 1:
             new_shape = min(next_shape, rest_shape)
             if rest_shape % new_shape:
@@ -70,6 +71,39 @@ def _compose_int(lhs_shape, lhs_stride, rhs_shape: int, rhs_stride: int, lhs: La
     if len(result_shape) == 1:
         return Layout._make(result_shape[0], result_stride[0])
     return Layout._make(tuple(result_shape), tuple(result_stride))
+
+
+def _check_no_carry(flat: Layout, lhs: Layout, rhs: Layout) -> None:
+    """Refuse a ``rhs`` whose modes' offsets carry into each other in the mixed radix of ``lhs``.
+
+    Composition distributes over the modes of ``rhs``: ``R(c) = sum_j lhs(rhs_j(c_j))``. That equals
+    ``lhs(sum_j rhs_j(c_j))`` when the digits (in the radix of ``lhs``'s bounded modes) the modes of ``rhs``
+    produce never add up past a mode's size; otherwise the carry changes the offset and no layout
+    represents the composition by modes.
+    """
+    if not is_tuple(flat.shape):
+        return
+    modes = [(n, e) for n, e in zip(flatten(rhs.shape), flatten(rhs.stride)) if n > 1 and e != 0]
+    if len(modes) < 2:
+        return
+    bounded = flat.shape[:-1]
+    radix = []
+    p = 1
+    for s in bounded:
+        radix.append(p)
+        p *= s
+    total = [0] * len(bounded)
+    for n, e in modes:
+        v = np.arange(n, dtype=np.int64) * e
+        for k, (s, r) in enumerate(zip(bounded, radix)):
+            total[k] += int(((v // r) % s).max())
+    for k, s in enumerate(bounded):
+        if total[k] >= s:
+            raise ArgumentError(
+                f"rhs: composition of {lhs} with {rhs} is not representable: the modes of the right-hand side "
+                f"overlap in mode {k} (size {s}) of the coalesced left-hand side {flat}, so their offsets carry "
+                "(the modes of the right-hand side must address independent digits of the left-hand side)"
+            )
 
 
 def _compose(flat: Layout, rhs_shape, rhs_stride, lhs: Layout, rhs: Layout) -> Layout:
@@ -102,7 +136,11 @@ def composition(lhs: Layout, rhs: Any) -> Layout:
     rhs = as_layout("rhs", rhs)
     _positive_shape("lhs", lhs, "composition")
     _positive_shape("rhs", rhs, "composition")
-    return _compose(coalesce_x(lhs), rhs.shape, rhs.stride, lhs, rhs)
+    if any(d < 0 for d in flatten(rhs.stride)):
+        raise ArgumentError(f"rhs: the strides of the right-hand side index the left-hand side and must be non-negative, got {rhs}")
+    flat = coalesce_x(lhs)
+    _check_no_carry(flat, lhs, rhs)
+    return _compose(flat, rhs.shape, rhs.stride, lhs, rhs)
 
 
 __all__ = ["composition"]

@@ -9,8 +9,8 @@ use it as their logical extent.
 This module holds the value type and the questions one asks of it (size, cosize, rank, depth, modes,
 evaluation), :func:`make_layout`, and the structural helpers (:func:`select`, :func:`append`,
 :func:`zip_layouts`, :func:`coalesce`, :func:`filter_layout`). The algebra lives in
-:mod:`~catlass_py.tla.composition`, :mod:`~catlass_py.tla.complement`, :mod:`~catlass_py.tla.divide` and
-:mod:`~catlass_py.tla.product`. Results of the algebra carry the default origin shape (TLA defines no
+:mod:`~catlass_py.tla.composition`, :mod:`~catlass_py.tla.complement`, :mod:`~catlass_py.tla.divides` and
+:mod:`~catlass_py.tla.products`. Results of the algebra carry the default origin shape (TLA defines no
 algebra on origin shapes).
 """
 

@@ -25,7 +25,7 @@ from catlass_py.errors import ArgumentError, OutOfBoundsError
 from catlass_py.numerics import get_dtype
 
 from . import int_tuple as it
-from .divide import zipped_divide
+from .divides import zipped_divide
 from .int_tuple import add, has_none, is_int, is_tuple, product, zero_none
 from .layout import Layout, as_layout, slice_and_offset
 from .makers import _flat, get_tile_layout, make_layout_tag

@@ -21,7 +21,7 @@ from typing import Any
 
 from .complement import complement
 from .composition import composition
-from .divide import _by_mode, _tiler_layout, _unzip
+from .divides import _by_mode, _tiler_layout, _unzip
 from .int_tuple import is_tuple
 from .layout import Layout, append, as_layout, zip_layouts
 
