@@ -139,8 +139,9 @@ def composition(lhs: Layout, rhs: Any) -> Layout:
     if any(d < 0 for d in flatten(rhs.stride)):
         raise ArgumentError(f"rhs: the strides of the right-hand side index the left-hand side and must be non-negative, got {rhs}")
     flat = coalesce_x(lhs)
+    result = _compose(flat, rhs.shape, rhs.stride, lhs, rhs)
     _check_no_carry(flat, lhs, rhs)
-    return _compose(flat, rhs.shape, rhs.stride, lhs, rhs)
+    return result
 
 
 __all__ = ["composition"]

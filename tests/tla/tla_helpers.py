@@ -75,7 +75,7 @@ def compact_layouts(draw, extents=st.integers(1, 5), max_size=360):
 
 
 @st.composite
-def injective_layouts(draw, extents=st.integers(1, 5), max_size=240):
+def injective_layouts(draw, extents=st.integers(1, 5), max_size=240, gaps=st.sampled_from([1, 1, 2, 3])):
     """Injective layouts with holes: compact strides of a random mode order, each scaled up by a gap
     factor so every stride is a multiple of the span below it."""
     shape = draw(int_tuples(extents).filter(lambda s: product(s) <= max_size))
@@ -84,7 +84,7 @@ def injective_layouts(draw, extents=st.integers(1, 5), max_size=240):
     strides = [0] * len(flat)
     acc = 1
     for i in order:
-        acc *= draw(st.sampled_from([1, 1, 2, 3]))
+        acc *= draw(gaps)
         strides[i] = acc
         acc *= flat[i]
     it = iter(strides)
