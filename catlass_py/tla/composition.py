@@ -12,9 +12,12 @@ keeps them).
 Composition is only representable when ``B``'s strides and sizes cut ``A``'s modes at mode boundaries or
 at divisors of them: the *stride divisibility condition* (each stride of ``B`` reaching a mode of ``A``
 divides that mode's size or is a multiple of it) and the *shape divisibility condition* (each piece of
-``B``'s size divides by the part of ``A``'s mode it takes). Breaking either raises
-:class:`~catlass_py.errors.ArgumentError` naming the condition and the numbers (CuTe checks them only for
-static integers).
+``B``'s size divides by the part of ``A``'s mode it takes). CuTe checks these only for static integers;
+here breaking either raises :class:`~catlass_py.errors.ArgumentError` naming the condition and the
+numbers. Composition also distributes over the modes of ``B``, which is exact only when those modes
+address independent digits of ``A``'s mixed radix; a ``B`` whose modes' offsets carry into each other
+(e.g. ``(2,2):(0,1) o (2,2):(1,1)``) has no layout result and raises too (CuTe returns a layout that
+disagrees with ``A(B(c))`` there). ``B``'s strides must be non-negative: they index ``A``'s domain.
 """
 
 from __future__ import annotations

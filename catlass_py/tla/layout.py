@@ -390,8 +390,9 @@ def slice_and_offset(crd: Any, layout: Layout, base_coord: Any = None) -> tuple[
     TLA ``slice_and_offset(coord, layout[, baseCoord])`` (``include/tla/tensor.hpp``; flat coordinates of
     the layout's rank, the origin entries of the marked modes kept), CuTe/pycute ``slice_and_offset``
     (hierarchical coordinates, no base). ``base_coord`` needs a flat ``crd`` of the layout's rank. As in
-    TLA, the marked modes restart at coordinate 0: for a fractal layout with a base coordinate this is
-    exact when the fixed coordinates sit on fractal boundaries.
+    TLA, the whole base goes into the offset and the marked modes restart at coordinate 0: for a fractal
+    layout that equals evaluating at ``base_coord + crd`` when the base of the marked modes sits on fractal
+    boundaries.
     """
     layout = as_layout("layout", layout)
     fixed = it.zero_none(crd)

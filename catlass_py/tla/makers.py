@@ -126,8 +126,10 @@ def _arch_name(arch: Any) -> str:
 def make_layout_l0a(dtype: Any, rows: Any, cols: Any, arch: Any = "AtlasA2") -> Layout:
     """The L0A layout of an ``rows x cols`` (m x k) tile: zZ on Atlas A2, zN on Ascend 950.
 
-    ``MakeLayout<Element, L0ALayoutSelector<ArchTag>::Layout>(rows, cols)`` (``gemm/helper.hpp``,
-    ``include/tla/layout.hpp``); ``arch`` is ``"AtlasA2"``, ``"Ascend950"`` or an object with that ``name``.
+    TLA ``MakeLayout<Element, LayoutTag>(rows, cols)`` with the tag of CATLASS
+    ``Gemm::helper::L0ALayoutSelector<ArchTag>`` (``include/catlass/gemm/helper.hpp``, the ``LayoutTagL0A``
+    of the TLA tile copies in ``gemm/tile/tile_copy.hpp``); ``arch`` is
+    ``"AtlasA2"``, ``"Ascend950"`` or an object with that ``name`` (an ``ArchSpec``).
     """
     return make_layout_tag(dtype, _ARCH_L0A[_arch_name(arch)], rows, cols)
 
@@ -135,7 +137,8 @@ def make_layout_l0a(dtype: Any, rows: Any, cols: Any, arch: Any = "AtlasA2") -> 
 def make_layout_l0b(dtype: Any, rows: Any, cols: Any) -> Layout:
     """The L0B layout of a ``rows x cols`` (k x n) tile: nZ on every architecture.
 
-    ``MakeLayout<Element, layout::nZ>(rows, cols)``, the ``LayoutTagL0B`` of CATLASS's TLA tile copies.
+    TLA ``MakeLayout<Element, layout::nZ>(rows, cols)``, the ``LayoutTagL0B`` of CATLASS's TLA tile copies
+    (``include/catlass/gemm/tile/tile_copy.hpp``).
     """
     return make_layout_tag(dtype, "nZ", rows, cols)
 
