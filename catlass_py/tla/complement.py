@@ -33,11 +33,12 @@ def _cotarget_size(cotarget: Any) -> int:
 def complement(layout: Layout, cotarget: Any = None) -> Layout:
     """The ordered layout ``R`` that fills the holes of ``layout``'s image and repeats it up to ``cotarget``.
 
-    ``R`` has positive increasing strides, its image meets ``layout``'s only at 0, and
-    ``cosize(make_layout(layout, R)) >= size(cotarget)``. When every stride of ``layout`` (sorted) is a
-    multiple of the span of the modes below it, ``(layout, R)`` is a bijection onto
-    ``[0, round_up(size(cotarget), cosize(layout)))``. ``cotarget`` is an integer, an int tuple or a layout
-    (only its size matters here) and defaults to ``cosize(filter(layout))``.
+    ``R`` has positive increasing strides and its image meets ``layout``'s only at 0. When every stride of
+    ``layout`` (sorted, stride-0 and size-1 modes dropped) is a multiple of ``stride * size`` of the mode
+    below it, ``(layout, R)`` is a bijection onto ``[0, round_up(size(cotarget), span))``, ``span`` being the
+    largest ``stride * size``; otherwise CuTe rounds the gaps down and only the disjointness holds.
+    ``cotarget`` is an integer, an int tuple or a layout (only its size matters here) and defaults to
+    ``cosize(filter(layout))``.
 
     A layout whose modes overlap (a stride smaller than the span below it, e.g. non-injective layouts)
     raises :class:`~catlass_py.errors.ArgumentError`. CuTe ``complement(layout[, cotarget])``

@@ -196,11 +196,12 @@ def get_tile_layout(layout: Layout, tile_shape: Any, coord: Any) -> Layout:
     coord = _flat("coord", coord, len(tile))
     origin = _crop(layout.origin_shape, tile, coord) if len(layout.origin_shape) == len(tile) else None
     if layout.depth <= 1:
-        if layout.rank != len(tile) or not is_tuple(layout.shape):
+        if layout.rank != len(tile):
             raise ArgumentError(
                 f"tile_shape: a depth-1 layout takes a tile of its rank {layout.rank}, got {tile!r} for {layout}"
             )
-        return Layout._make(tile, layout.stride, origin)
+        strides = layout.stride if is_tuple(layout.stride) else (layout.stride,)
+        return Layout._make(tile, strides, origin)
     if layout.rank != 2 or len(tile) != 2:
         raise ArgumentError(f"tile_shape: a fractal (depth-2) layout takes a (rows, cols) tile, got {tile!r} for {layout}")
     rows, cols = tile

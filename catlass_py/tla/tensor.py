@@ -168,6 +168,10 @@ class Tensor:
         if len(crd) == 1 and is_tuple(crd[0]):
             crd = crd[0]
         if has_none(crd):
+            if any(is_tuple(c) for c in crd):
+                raise ArgumentError(
+                    f"coord: a tensor slices with a flat coordinate (one integer or None per mode), got {crd!r}"
+                )
             sub, off = slice_and_offset(tuple(crd), self.layout, self.coord)
             return Tensor._make(self.data, sub, (0,) * sub.rank, self.position, self._checked_offset(self.offset + off))
         return self.data[self._checked(self.index(*crd))]

@@ -159,6 +159,7 @@ def test_tla_tiles_agree_with_1x_tiles(lay, data):
         (Layout((10, 7), (7, 1)), (4, 4), (8, 4), Layout((4, 4), (7, 1), (2, 3))),
         (Layout((10, 7), (7, 1)), (4, 4), (12, 0), Layout((4, 4), (7, 1), (0, 4))),
         (Layout((9,), (1,)), (4,), (8,), Layout((4,), (1,), (1,))),
+        (Layout(9, 2), (4,), (2,), Layout((4,), (2,), (4,))),
         # fractal: the fractal count follows the tile, the strides stay
         (make_layout_tag("float16", "zN", 40, 50), (20, 20), (32, 32),
          Layout(((16, 2), (16, 2)), ((16, 256), (1, 768)), (8, 18))),

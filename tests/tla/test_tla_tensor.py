@@ -162,6 +162,7 @@ def test_local_tile_matches_numpy_slicing(tm, tn, gm, gn, data):
         (lambda: get_tile(make_tensor(np.zeros(6), Layout((2, 3))), (0,), (1, 1)), ArgumentError, "coord"),
         (lambda: get_tile("t", (0, 0), (1, 1)), ArgumentError, "tensor: expected a tla.Tensor"),
         (lambda: local_tile(make_tensor(np.zeros(6), Layout((2, 3))), (1, 1), (0, 0, 0)), ArgumentError, "more modes"),
+        (lambda: make_tensor(np.zeros(6), Layout((2, 3)))((0, None), None), ArgumentError, "flat coordinate"),
     ],
 )
 def test_errors(call, exc, match):
