@@ -439,7 +439,8 @@ def idx2crd(idx: Any, shape: Any, stride: Any = None) -> Any:
     ``crd2idx(idx2crd(i, s), s) == i`` for every ``i >= 0``. With ``stride``: ``(idx // d) % s`` at every
     terminal. A tuple ``idx`` congruent to ``shape`` converts mode by mode.
 
-    CuTe ``idx2crd`` (``include/cute/stride.hpp``), pycute ``idx2crd``; TLA has no counterpart.
+    CuTe ``idx2crd`` (``include/cute/stride.hpp``; pycute's ``idx2crd`` takes the last mode modulo its size
+    as well); TLA has no counterpart.
     """
     shape = as_int_tuple("shape", shape, minimum=0)
     idx = as_coord("idx", idx)

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from catlass_py.tla import Layout, flatten, product
 
 SETTINGS = settings(max_examples=120, deadline=None)
-FEW = settings(max_examples=60, deadline=None)
 
 
 @st.composite
