@@ -25,7 +25,9 @@ same pipe, V                   issued in order but not completed in order: a V i
                                in between (Ascend C PipeBarrier: "insert between instructions of the same
                                pipe that depend on each other", its example is Add -> Mul on PIPE_V);
                                a later write after an earlier read (WAR) is safe (operands are read at
-                               issue)
+                               issue). Ascend C's automatic synchronisation makes the compiler insert
+                               these barriers (same page); CATLASS writes most of them and leaves a few
+                               to the compiler, which the simulated components issue explicitly
 ``PipeBarrier<P>``             later instructions of P follow every earlier one of P
 ``PipeBarrier<PIPE_ALL>``      every later instruction of the core follows every earlier one
 ``SetFlag<X_Y>(id)``           issued on X: fires after X's earlier work (and what X is ordered after)

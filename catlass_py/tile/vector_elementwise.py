@@ -159,6 +159,14 @@ class TileElemWiseMul(_TileElemWise):
         vector_mul(ub_out, ub_in0, ub_in1, self.compute_length)
 
 
+def _compiler_barrier(t: LocalTensor):
+    """``PipeBarrier<PIPE_V>`` on the core owning ``t`` (a no-op outside a core)."""
+    ctx = t.ctx
+    if ctx is None:
+        return lambda: None
+    return lambda: ctx.pipe_barrier(Pipe.V)
+
+
 class TileElemWiseGelu(_TileElemWise):
     """CATLASS ``Epilogue::Tile::TileElemWiseGelu<ArchTag, ComputeType, COMPUTE_LENGTH>`` (tanh
     approximation written with a sigmoid):
@@ -171,6 +179,12 @@ class TileElemWiseGelu(_TileElemWise):
     ==========================================  =====================
 
     ``dst`` and ``src`` must be different buffers (``src`` stays x throughout).
+
+    Each step reads what the previous one wrote. CATLASS's source writes the seven calls back to back and
+    relies on the Ascend C compiler's automatic synchronisation, which inserts ``PipeBarrier<PIPE_V>`` between
+    dependent vector instructions (Ascend C PipeBarrier page: with automatic synchronisation on, the default
+    for kernel projects, the compiler inserts PIPE_V synchronisation). The simulated op issues those barriers
+    explicitly, so that the pipe model sees the order the compiled kernel has.
     """
 
     op_name = "TileElemWiseGelu"
@@ -180,27 +194,39 @@ class TileElemWiseGelu(_TileElemWise):
     def __call__(self, dst: LocalTensor, src: LocalTensor) -> None:
         self._check(dst, src)
         n = self.compute_length
+        barrier = _compiler_barrier(dst)
         vector_mul(dst, src, src, n)
+        barrier()
         vector_mul(dst, dst, src, n)
+        barrier()
         vector_axpy(dst, src, self.TANH_APPROX_FACTOR, n)
+        barrier()
         vector_muls(dst, dst, self.NEG_SQRT_EIGHT_OVER_PI, n)
+        barrier()
         vector_exp(dst, dst, n)
+        barrier()
         vector_adds(dst, dst, 1, n)
+        barrier()
         vector_div(dst, src, dst, n)
 
 
 class TileElemWiseSilu(_TileElemWise):
     """CATLASS ``Epilogue::Tile::TileElemWiseSilu<ArchTag, ComputeType, COMPUTE_LENGTH>``:
-    ``d = -x``, ``d = exp(d)``, ``d = d + 1``, ``d = x / d`` (x * sigmoid(x))."""
+    ``d = -x``, ``d = exp(d)``, ``d = d + 1``, ``d = x / d`` (x * sigmoid(x)), with the
+    ``PipeBarrier<PIPE_V>`` the compiler inserts between the dependent steps (see :class:`TileElemWiseGelu`)."""
 
     op_name = "TileElemWiseSilu"
 
     def __call__(self, dst: LocalTensor, src: LocalTensor) -> None:
         self._check(dst, src)
         n = self.compute_length
+        barrier = _compiler_barrier(dst)
         vector_muls(dst, src, -1, n)
+        barrier()
         vector_exp(dst, dst, n)
+        barrier()
         vector_adds(dst, dst, 1, n)
+        barrier()
         vector_div(dst, src, dst, n)
 
 

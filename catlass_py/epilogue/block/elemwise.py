@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from catlass_py.arch.memory import GlobalTensor, Resource
-from catlass_py.arch.pipes import HardEvent
+from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.epilogue.dispatch_policy import EpilogueAtlasA2ElemWiseNoSource, EpilogueAtlasA2ElemWiseOneSource
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
@@ -311,6 +311,9 @@ class _ElemWiseNoSourceBlock(_ElemWiseBlockBase):
         ctx.wait_flag(HardEvent.MTE3_V, 0)
         spec.tile_elem_wise_epilogue(self.ub_compute, self.ub_c)
         if spec.separate_compute:
+            # CATLASS leaves this PIPE_V barrier to the compiler's automatic synchronisation (see
+            # catlass_py.tile.vector_elementwise.TileElemWiseGelu); the Cast reads what the tile op wrote.
+            ctx.pipe_barrier(Pipe.V)
             vector_cast(self.ub_d, self.ub_compute, RoundMode.NONE, spec.compute_length)
         ctx.set_flag(HardEvent.V_MTE2, 0)
         ctx.set_flag(HardEvent.V_MTE3, 0)

@@ -275,11 +275,12 @@ class _PerTokenDequantBlock(CloseOnExit):
             ctx.set_flag(HardEvent.V_MTE2, 3 * s)
 
             if spec.float_scales:
+                ctx.pipe_barrier(Pipe.V)  # the row multiply reads the Cast's fp32 C
                 ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 1)
-                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 2)
                 spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, self.ub_scale[s])
-                spec.tile_broadcast_one_blk(self.ub_brcb, self.ub_per_token[s])
                 ctx.set_flag(HardEvent.V_MTE2, 3 * s + 1)
+                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 2)
+                spec.tile_broadcast_one_blk(self.ub_brcb, self.ub_per_token[s])
                 ctx.set_flag(HardEvent.V_MTE2, 3 * s + 2)
             else:
                 ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 1)
