@@ -57,14 +57,14 @@ def record_sites(runners: Sequence[Runner], options: LaunchParams | None = None)
     """The synchronisation sites the runners execute (merged over runners), in source order."""
     base = options or LaunchParams()
     merged: dict[SyncSite, SyncSiteRecord] = {}
-    for run in runners:
-        result = run(dataclasses.replace(base, record_sync_sites=True))
+    for i, run in enumerate(runners):
+        result = run(dataclasses.replace(base, record_sync_sites=True, detect_races=True))
         for rec in getattr(result, "sync_sites", None) or []:
             m = merged.get(rec.site)
             if m is None:
-                merged[rec.site] = dataclasses.replace(rec, events=set(rec.events), ids=set(rec.ids),
-                                                       pipes=set(rec.pipes), partners=set(rec.partners),
-                                                       cores=set(rec.cores))
+                merged[rec.site] = dataclasses.replace(
+                    rec, events=set(rec.events), ids=set(rec.ids), pipes=set(rec.pipes), partners=set(rec.partners),
+                    cores=set(rec.cores), windows={("runner %d" % i,) + k: list(v) for k, v in rec.windows.items()})
             else:
                 m.calls += rec.calls
                 m.events |= rec.events
@@ -72,6 +72,10 @@ def record_sites(runners: Sequence[Runner], options: LaunchParams | None = None)
                 m.pipes |= rec.pipes
                 m.partners |= rec.partners
                 m.cores |= rec.cores
+                m.followed = m.followed or rec.followed
+                m.pipe_idle = m.pipe_idle and rec.pipe_idle
+                for key, counts in rec.windows.items():
+                    m.windows.setdefault(("runner %d" % i,) + key, []).extend(counts)
     return sorted(merged.values(), key=lambda r: r.site)
 
 
@@ -123,6 +127,43 @@ def _swaps(r: SyncSiteRecord, ids_of) -> list[tuple[int, int]]:
     return [(mine[0], bigger[0] if bigger else others[-1])]
 
 
+def automatic_equivalence(mutation: Mutation, sites: dict[SyncSite, SyncSiteRecord]) -> str | None:
+    """Why ``mutation`` cannot change any order, when one of two arguments that need no reading of the kernel
+    applies (None otherwise):
+
+    * dropping or delaying a wait or barrier that no instruction it orders ever followed (the end of a program:
+      a destructor draining its events, a final ``PipeBarrier<PIPE_ALL>``): there is nothing after it to order;
+    * issuing on PIPE_S a cross-core set whose own pipe had run no instruction and taken no wait on its core at
+      any call: that pipe knew nothing PIPE_S does not, so the set publishes no less;
+    * swapping two ids at a site that, on every core, is called with both ids equally often at the same points
+      of the program (no instruction and no wait between the calls: a constructor's burst of initial sets, a
+      destructor's drain): the swap only permutes calls that take effect together.
+    """
+    if len(mutation.edits) != 1:
+        return None
+    e = mutation.edits[0]
+    rec = sites.get(e.site)
+    if rec is None:
+        return None
+    kind = e.site.kind
+    if e.action in ("drop", "delay") and kind in ("WaitFlag", "CrossCoreWaitFlag", "PipeBarrier") and not rec.followed:
+        if e.action == "drop" and kind != "PipeBarrier":
+            return None  # its set stays unconsumed: reported, not equivalent
+        return "no instruction it orders ever follows it: there is nothing after it to order"
+    if e.action == "move_pipe" and rec.pipe_idle:
+        return "its own pipe had done no work when it was issued: PIPE_S publishes no less"
+    if e.action == "swap_ids":
+        a, b = e.ids
+        # A set publishes what its pipe knows, which a wait can change; a wait only joins: for sets the calls
+        # must have no instruction and no wait between them, for waits no instruction.
+        point = (lambda w: w) if kind in ("SetFlag", "CrossCoreSetFlag") else (lambda w: w[0])
+        keys = {k[:-1] for k in rec.windows}
+        at = lambda k, i: sorted(point(w) for w in rec.windows.get(k + (i,), []))  # noqa: E731
+        if any(at(k, a) for k in keys) and all(at(k, a) == at(k, b) for k in keys):
+            return "the site issues both ids at the same points of the program: the swap only permutes them"
+    return None
+
+
 def check(runners: Sequence[Runner], mutants: Iterable[Mutation], options: LaunchParams | None = None) -> list[MutantResult]:
     """Run every mutant on each runner (hazard detector on) until one reports it."""
     base = dataclasses.replace(options or LaunchParams(), detect_races=True)
@@ -144,4 +185,4 @@ def check(runners: Sequence[Runner], mutants: Iterable[Mutation], options: Launc
     return results
 
 
-__all__ = ["MutantResult", "REPORTING_ERRORS", "catalogue", "check", "record_sites"]
+__all__ = ["MutantResult", "REPORTING_ERRORS", "automatic_equivalence", "catalogue", "check", "record_sites"]

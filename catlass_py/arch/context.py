@@ -63,6 +63,10 @@ class CoreContext:
         #: records synchronisation call sites and applies a mutation (:mod:`catlass_py.arch.mutation`)
         self._editor = editor
         self._delayed: list = []
+        self._watch: list = []  # (site record, pipe) of recorded waits/barriers not yet followed by an instruction
+        self._instructions = 0  # instructions issued so far (counted while synchronisation sites are recorded)
+        self._waits = 0  # waits issued so far (idem)
+        self._touched: set = set()  # pipes that ran an instruction or took a wait (idem)
         self._extra_buffers: dict[str, LocalArena] = {}
 
     # -- identity --------------------------------------------------------------------------------
@@ -133,6 +137,11 @@ class CoreContext:
                                          tuple(gm_writes), info, tuple(local_reads), tuple(local_writes), unit_flag))
         if self._delayed:
             self._release_delayed(pipe)
+        if self._editor is not None:
+            self._instructions += 1
+            self._touched.add(pipe)
+            if self._watch:
+                self._watch = [(rec, p) for rec, p in self._watch if not _orders(rec, p, pipe)]
 
     def _release_delayed(self, pipe: Pipe) -> None:
         """Issue the waits a mutation delayed until after this instruction (one of their pipe, or any)."""
@@ -182,7 +191,7 @@ class CoreContext:
         site = None
         ed = self._editor
         if ed is not None:
-            site, edit = ed.edit("WaitFlag", self, event=event, ident=event_id)
+            site, edit = ed.edit("WaitFlag", self, event=event, ident=event_id, orders=event.dst)
             if edit is not None:
                 if edit.action == "drop":
                     return
@@ -217,7 +226,7 @@ class CoreContext:
             raise ArgumentError(f"pipe: expected a Pipe, got {pipe!r}")
         ed = self._editor
         if ed is not None:
-            _site, edit = ed.edit("PipeBarrier", self, event=pipe)
+            _site, edit = ed.edit("PipeBarrier", self, event=pipe, orders=pipe)
             if edit is not None and edit.action == "drop":
                 return
         if self.bus.sync:
@@ -270,7 +279,7 @@ class CoreContext:
         site = None
         ed = self._editor
         if ed is not None:
-            site, edit = ed.edit("CrossCoreWaitFlag", self, ident=fid)
+            site, edit = ed.edit("CrossCoreWaitFlag", self, ident=fid, orders=Pipe.ALL)
             if edit is not None:
                 if edit.action == "drop":
                     return
@@ -313,12 +322,21 @@ class CoreContext:
         self._extra_buffers = {}
         self._launch = self._editor = None
         self._delayed = []
+        self._watch = []
         self._events = {}
 
     def _require_launch(self, what: str) -> "_Launch":
         if self._launch is None:
             raise ArgumentError(f"{what}: this core context is not part of a launch (standalone_core)")
         return self._launch
+
+
+def _orders(rec, watched: Pipe, pipe: Pipe) -> bool:
+    """Mark ``rec`` followed when an instruction on ``pipe`` comes after a wait/barrier ordering ``watched``."""
+    if watched is Pipe.ALL or watched is pipe:
+        rec.followed = True
+        return True
+    return False
 
 
 def standalone_core(arch=None, core_type: CoreType | str = CoreType.AIC, *, observers=(), poison: int = 0xFF) -> CoreContext:

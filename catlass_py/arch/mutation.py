@@ -62,6 +62,15 @@ class SyncSiteRecord:
     pipes: set = field(default_factory=set)  # pipes of cross-core sets
     partners: set = field(default_factory=set)  # for a set: the wait sites that consumed it (and vice versa)
     cores: set = field(default_factory=set)
+    windows: dict = field(default_factory=dict)
+    """(core, id) -> (instructions, waits) the core had issued when the site was called with that id: calls with
+    equal counts had no instruction (and, for the wait count, no wait) between them."""
+    pipe_idle: bool = True
+    """For a cross-core set: whether, at every call, the pipe it is issued on had run no instruction and taken
+    no wait on that core yet (it then knows nothing PIPE_S does not)."""
+    followed: bool = False
+    """For a wait or barrier: whether an instruction it orders (on the pipe it blocks, or any pipe for a
+    cross-core wait and ``PIPE_ALL``) ever came after one of its calls. One that never did orders nothing."""
 
 
 @dataclass(frozen=True)
@@ -142,14 +151,23 @@ class SyncEditor:
             rec.events.add(str(event))
         if ident is not None:
             rec.ids.add(ident)
+            rec.windows.setdefault((ctx.core.short, ident), []).append((ctx._instructions, ctx._waits))
         if pipe is not None:
             rec.pipes.add(str(pipe))
         return rec
 
-    def edit(self, kind: str, ctx, *, event=None, ident=None, pipe=None):
-        """Returns (site, edit or None) after recording the call."""
+    def edit(self, kind: str, ctx, *, event=None, ident=None, pipe=None, orders=None):
+        """Returns (site, edit or None) after recording the call. ``orders``: for a wait or barrier, the pipe
+        whose later instructions it orders (``Pipe.ALL`` for every pipe)."""
         site, function = self.site(kind)
-        self._note(site, function, ctx, event, ident, pipe)
+        rec = self._note(site, function, ctx, event, ident, pipe)
+        if kind in ("WaitFlag", "CrossCoreWaitFlag"):
+            ctx._waits += 1
+            ctx._touched.add(event.dst if kind == "WaitFlag" else None)
+        elif kind == "CrossCoreSetFlag" and rec is not None and pipe in ctx._touched:
+            rec.pipe_idle = False
+        if rec is not None and orders is not None and not rec.followed:
+            ctx._watch.append((rec, orders))
         return site, self._edits.get(site)
 
     def set_issued(self, seq: int, site: SyncSite) -> None:
