@@ -17,7 +17,8 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
-from catlass_py.gemm import BlockMmad, GemmCoord, GemmIdentityBlockSwizzle, GemmShape, GemmType, MmadAtlasA2Pingpong
+from catlass_py.gemm import GemmCoord, GemmShape, GemmType, MmadAtlasA2Pingpong
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import BasicMatmul, DeviceGemm
 from catlass_py.layout import RowMajor
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device

@@ -17,7 +17,8 @@ import numpy as np
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2ElemWiseOneSource
-from catlass_py.gemm import BlockMmad, GemmIdentityBlockSwizzle, GemmShape, GemmType, MmadAtlasA2Pingpong
+from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2Pingpong
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel.matmul_epilogue import MatmulEpilogue
 from catlass_py.layout import RowMajor
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional

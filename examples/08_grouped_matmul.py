@@ -20,14 +20,8 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2, GlobalBuffer
-from catlass_py.gemm import (
-    BlockMmad,
-    GemmCoord,
-    GemmIdentityBlockSwizzle,
-    GemmShape,
-    GemmType,
-    MmadAtlasA2PreloadAsync,
-)
+from catlass_py.gemm import GemmCoord, GemmShape, GemmType, MmadAtlasA2PreloadAsync
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import DeviceGemm, GroupedMatmul
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device

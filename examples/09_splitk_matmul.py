@@ -17,7 +17,8 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
-from catlass_py.gemm import BlockMmad, GemmShape, GemmType, MmadAtlasA2Pingpong
+from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2Pingpong
+from catlass_py.gemm.block import BlockMmad
 from catlass_py.gemm.block.swizzle_splitk import SplitkGemmIdentityBlockSwizzle
 from catlass_py.kernel.splitk_matmul import SplitkMatmul, SplitkReduceAdd
 from catlass_py.layout import ColumnMajor, RowMajor

@@ -17,14 +17,8 @@ import numpy as np
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2, GlobalBuffer
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2PerTokenDequant, EpilogueHorizontalTileSwizzle
-from catlass_py.gemm import (
-    BlockMmad,
-    GemmCoord,
-    GemmIdentityBlockSwizzle,
-    GemmShape,
-    GemmType,
-    MmadAtlasA2PreloadAsyncWithCallback,
-)
+from catlass_py.gemm import GemmCoord, GemmShape, GemmType, MmadAtlasA2PreloadAsyncWithCallback
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import DeviceGemm, GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace
 from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device

@@ -18,7 +18,8 @@ import numpy as np
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2PerTokenDequant, EpilogueHorizontalTileSwizzle
-from catlass_py.gemm import BlockMmad, GemmIdentityBlockSwizzle, GemmShape, GemmType, MmadAtlasA2PreloadAsync
+from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2PreloadAsync
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel.grouped_matmul_slice_k_per_token_dequant import GroupedMatmulSliceKPerTokenDequant
 from catlass_py.layout import ColumnMajor, RowMajor, VectorLayout
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional

@@ -25,7 +25,8 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2, GlobalBuffer
-from catlass_py.gemm import BlockMmad, GemmCoord, GemmIdentityBlockSwizzle, GemmShape, GemmType, MmadAtlasA2Preload
+from catlass_py.gemm import GemmCoord, GemmShape, GemmType, MmadAtlasA2Preload
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import DeviceGemm, OptimizedMatmul, PaddingMatrixBlockND
 from catlass_py.kernel.padding_block_nd import is_need_padding
 from catlass_py.layout import ColumnMajor, RowMajor

@@ -18,13 +18,8 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
-from catlass_py.gemm import (
-    BlockMmad,
-    GemmShape,
-    GemmType,
-    MmadAtlasA2SingleCoreSplitk,
-    SingleCoreSplitkGemmIdentityBlockSwizzle,
-)
+from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2SingleCoreSplitk
+from catlass_py.gemm.block import BlockMmad, SingleCoreSplitkGemmIdentityBlockSwizzle
 from catlass_py.gemm.helper import element_accumulator
 from catlass_py.kernel.padding import PaddingBuilder, PaddingTag
 from catlass_py.kernel.padding_nz import RemovePaddingNDAndCast

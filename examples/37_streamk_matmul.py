@@ -17,7 +17,8 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
-from catlass_py.gemm import BlockMmad, GemmShape, GemmType, MmadAtlasA2Streamk, StreamkGemmIdentityBlockSwizzle
+from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2Streamk
+from catlass_py.gemm.block import BlockMmad, StreamkGemmIdentityBlockSwizzle
 from catlass_py.gemm.helper import element_accumulator
 from catlass_py.kernel.streamk_matmul import StreamkMatmul, StreamkReduceAdd
 from catlass_py.layout import RowMajor

@@ -17,7 +17,8 @@ def test_python_blocks_run():
 
 def test_quoted_config_error_is_the_real_message():
     from catlass_py.errors import ConfigError
-    from catlass_py.gemm import BlockMmad, GemmShape, GemmType, MmadAtlasA2PreloadAsyncWithCallback
+    from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2PreloadAsyncWithCallback
+    from catlass_py.gemm.block import BlockMmad
     from catlass_py.layout import RowMajor
 
     quoted = re.search(r"`ConfigError: (.*?)`", README).group(1)

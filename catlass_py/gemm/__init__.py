@@ -1,19 +1,9 @@
-"""GEMM side of CATLASS: coordinates, operand types, dispatch policies, BlockMmad, block schedulers."""
+"""GEMM side of CATLASS (``Catlass::Gemm``): coordinates, operand types, type selectors and dispatch policies.
 
-from catlass_py.gemm.block import (
-    BlockMmad,
-    BlockMmadPingpong,
-    BlockMmadPingpongBias,
-    BlockMmadPreload,
-    BlockMmadPreloadAsync,
-    BlockMmadPreloadAsyncWithCallback,
-    BlockMmadSingleCoreSplitk,
-    BlockMmadStreamk,
-    GemmIdentityBlockSwizzle,
-    SingleCoreSplitkGemmIdentityBlockSwizzle,
-    SplitkGemmIdentityBlockSwizzle,
-    StreamkGemmIdentityBlockSwizzle,
-)
+This package is what the tile layer builds on, so it does not import its block layer: BlockMmad and the block
+schedulers are in :mod:`catlass_py.gemm.block` (``Gemm::Block``), which imports the tile layer.
+"""
+
 from catlass_py.gemm.coord import GemmCoord, GemmShape, MatrixCoord, MatrixShape, ceil_div, round_down, round_up
 from catlass_py.gemm.dispatch_policy import (
     MmadAtlasA2Pingpong,
@@ -28,23 +18,11 @@ from catlass_py.gemm.dispatch_policy import (
 from catlass_py.gemm.gemm_type import GemmType
 
 __all__ = [
-    "BlockMmad",
-    "BlockMmadPingpong",
-    "BlockMmadPingpongBias",
-    "BlockMmadPreload",
-    "BlockMmadPreloadAsync",
-    "BlockMmadPreloadAsyncWithCallback",
-    "BlockMmadSingleCoreSplitk",
-    "BlockMmadStreamk",
     "GemmCoord",
-    "GemmIdentityBlockSwizzle",
     "GemmShape",
     "GemmType",
     "MatrixCoord",
     "MatrixShape",
-    "SingleCoreSplitkGemmIdentityBlockSwizzle",
-    "SplitkGemmIdentityBlockSwizzle",
-    "StreamkGemmIdentityBlockSwizzle",
     "MmadAtlasA2Pingpong",
     "MmadAtlasA2PingpongBias",
     "MmadAtlasA2Preload",

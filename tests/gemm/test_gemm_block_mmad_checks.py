@@ -7,7 +7,6 @@ import pytest
 from catlass_py.arch import ATLAS_A2
 from catlass_py.errors import ConfigError
 from catlass_py.gemm import (
-    BlockMmad,
     GemmShape,
     GemmType,
     MmadAtlasA2Pingpong,
@@ -16,6 +15,7 @@ from catlass_py.gemm import (
     MmadAtlasA2PreloadAsyncWithCallback,
     MmadBase,
 )
+from catlass_py.gemm.block import BlockMmad
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.tile import TileCopy
 
@@ -165,7 +165,8 @@ def test_tile_rounded_to_fractals_must_not_overlap_the_next_stage():
     # fp32 B with L1.K = 8: zN rounds the 8 rows up to one 16-row fractal, so each 512-byte B stage would be
     # stored across 1024 bytes and overwrite the next stage (CATLASS lets this through).
     from catlass_py.errors import ConfigError
-    from catlass_py.gemm import BlockMmad, GemmType, MmadAtlasA2Pingpong
+    from catlass_py.gemm import GemmType, MmadAtlasA2Pingpong
+    from catlass_py.gemm.block import BlockMmad
     from catlass_py.layout import RowMajor
 
     f32 = GemmType("float32", RowMajor)

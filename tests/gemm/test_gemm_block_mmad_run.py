@@ -12,9 +12,7 @@ from catlass_py.arch import ATLAS_A2 as A2
 from catlass_py.arch import GlobalBuffer, InstructionEvent, Observer, launch
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import (
-    BlockMmad,
     GemmCoord,
-    GemmIdentityBlockSwizzle,
     GemmShape,
     GemmType,
     MatrixCoord,
@@ -22,6 +20,7 @@ from catlass_py.gemm import (
     MmadAtlasA2PreloadAsync,
     MmadAtlasA2PreloadAsyncWithCallback,
 )
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.numerics import compare_data
 from catlass_py.tile import CopyGmToL1GMMPTD, TileCopy

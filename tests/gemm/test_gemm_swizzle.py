@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catlass_py.errors import ConfigError
-from catlass_py.gemm import GemmCoord, GemmIdentityBlockSwizzle, MatrixCoord
+from catlass_py.gemm import GemmCoord, MatrixCoord
+from catlass_py.gemm.block import GemmIdentityBlockSwizzle
 
 
 def test_worked_example_offset3_direction0():

@@ -14,7 +14,8 @@ from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import GlobalBuffer, LaunchParams
 from catlass_py.errors import ArgumentError, ConfigError, RaceError
 from catlass_py.examples._host import fill_random_fp16_t
-from catlass_py.gemm import BlockMmad, GemmCoord, GemmIdentityBlockSwizzle, GemmType, MmadAtlasA2PreloadAsync
+from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2PreloadAsync
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import GroupedMatmulSliceK
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops import grouped_matmul_slice_k

@@ -11,7 +11,8 @@ from split_coverage import assert_round_robin, written_counts
 
 from catlass_py import golden
 from catlass_py.errors import ArgumentError, ConfigError
-from catlass_py.gemm import BlockMmad, GemmIdentityBlockSwizzle, GemmType, MmadAtlasA2PreloadAsync
+from catlass_py.gemm import GemmType, MmadAtlasA2PreloadAsync
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import GroupedMatmulSliceM
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops import grouped_matmul_slice_m

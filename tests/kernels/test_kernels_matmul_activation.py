@@ -14,7 +14,8 @@ from catlass_py import golden
 from catlass_py.arch import standalone_core
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2ElemWiseNoSource
 from catlass_py.errors import ArgumentError, ConfigError
-from catlass_py.gemm import BlockMmad, GemmIdentityBlockSwizzle, GemmType, MmadAtlasA2Pingpong
+from catlass_py.gemm import GemmType, MmadAtlasA2Pingpong
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel.matmul_activation import MatmulActivation
 from catlass_py.layout import RowMajor
 from catlass_py.ops.matmul_activation import matmul_gelu, matmul_silu

@@ -13,7 +13,8 @@ from split_coverage import assert_each_written_once, assert_round_robin
 from catlass_py import golden
 from catlass_py.arch import standalone_core
 from catlass_py.errors import ArgumentError, ConfigError
-from catlass_py.gemm import BlockMmad, GemmIdentityBlockSwizzle, GemmType, MmadAtlasA2Pingpong, MmadAtlasA2PingpongBias
+from catlass_py.gemm import GemmType, MmadAtlasA2Pingpong, MmadAtlasA2PingpongBias
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import MatmulBias
 from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.ops import matmul_bias

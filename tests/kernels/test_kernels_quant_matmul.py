@@ -14,7 +14,8 @@ from catlass_py import golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.params import LaunchParams
 from catlass_py.errors import ArgumentError, ConfigError
-from catlass_py.gemm import BlockMmad, GemmCoord, MmadAtlasA2PreloadAsync
+from catlass_py.gemm import GemmCoord, MmadAtlasA2PreloadAsync
+from catlass_py.gemm.block import BlockMmad
 from catlass_py.kernel.quant_matmul_multistage_workspace import QuantMatmulMultiStageWorkspace
 from catlass_py.ops._common import gm_input, gm_output, gm_storage
 from catlass_py.ops.quant_matmul import quant_matmul

@@ -14,14 +14,8 @@ from catlass_py import golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.params import LaunchParams
 from catlass_py.errors import ArgumentError, ConfigError
-from catlass_py.gemm import (
-    BlockMmad,
-    GemmCoord,
-    GemmIdentityBlockSwizzle,
-    GemmType,
-    MmadAtlasA2SingleCoreSplitk,
-    SingleCoreSplitkGemmIdentityBlockSwizzle,
-)
+from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2SingleCoreSplitk
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle, SingleCoreSplitkGemmIdentityBlockSwizzle
 from catlass_py.kernel.single_core_slicek_matmul import SingleCoreSplitkMatmul
 from catlass_py.layout import RowMajor, zN
 from catlass_py.ops._common import gm_input, gm_output, gm_storage

@@ -14,7 +14,8 @@ from catlass_py import golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.params import LaunchParams
 from catlass_py.errors import ArgumentError, ConfigError
-from catlass_py.gemm import GemmCoord, GemmIdentityBlockSwizzle, SplitkGemmIdentityBlockSwizzle
+from catlass_py.gemm import GemmCoord
+from catlass_py.gemm.block import GemmIdentityBlockSwizzle, SplitkGemmIdentityBlockSwizzle
 from catlass_py.kernel.splitk_matmul import SplitkMatmul, SplitkReduceAdd
 from catlass_py.ops._common import gm_input, gm_output, gm_storage
 from catlass_py.ops.splitk_matmul import splitk_matmul

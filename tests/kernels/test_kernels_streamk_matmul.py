@@ -13,14 +13,8 @@ from issue4_coverage import assert_once, block_counts, run_device, tile_counts
 from catlass_py import golden
 from catlass_py.arch.params import LaunchParams
 from catlass_py.errors import ArgumentError, ConfigError
-from catlass_py.gemm import (
-    BlockMmad,
-    GemmCoord,
-    GemmType,
-    MmadAtlasA2Pingpong,
-    MmadAtlasA2Streamk,
-    StreamkGemmIdentityBlockSwizzle,
-)
+from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2Pingpong, MmadAtlasA2Streamk
+from catlass_py.gemm.block import BlockMmad, StreamkGemmIdentityBlockSwizzle
 from catlass_py.kernel.streamk_matmul import StreamkMatmul, StreamkReduceAdd
 from catlass_py.layout import RowMajor
 from catlass_py.ops._common import gm_input, gm_output

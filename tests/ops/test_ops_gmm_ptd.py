@@ -9,7 +9,7 @@ import pytest
 from catlass_py import golden
 from catlass_py.data import example10_inputs
 from catlass_py.errors import ArgumentError
-from catlass_py.gemm import GemmIdentityBlockSwizzle
+from catlass_py.gemm.block import GemmIdentityBlockSwizzle
 from catlass_py.ops import grouped_matmul_slice_m_per_token_dequant as gmm
 
 BF16 = ml_dtypes.bfloat16

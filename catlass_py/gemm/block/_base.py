@@ -15,7 +15,8 @@ from catlass_py.gemm.helper import (
     l1_layout_for,
 )
 from catlass_py.layout import RowMajor
-
+from catlass_py.tile.mmad import TileMmad
+from catlass_py.tile.tile_copy import TileCopy
 
 
 class BlockMmadSpec:
@@ -25,11 +26,6 @@ class BlockMmadSpec:
 
     def __init__(self, policy, l1_tile_shape, l0_tile_shape, a_type: GemmType, b_type: GemmType, c_type: GemmType,
                  bias_type, tile_copy, tile_mmad):
-        # Imported here: catlass_py.tile imports catlass_py.gemm (coord, gemm_type, helper), so a module-level
-        # import would make ``import catlass_py.tile`` in a fresh interpreter fail on the cycle.
-        from catlass_py.tile.mmad import TileMmad
-        from catlass_py.tile.tile_copy import TileCopy
-
         self.policy = policy
         self.arch = policy.arch
         what = self.describe_short(policy)

@@ -32,6 +32,8 @@ from catlass_py.gemm.helper import (
 )
 from catlass_py.layout import RowMajor, zN
 from catlass_py.tile.atomic import AtomicCopyL0CToGm, set_atomic_add, set_atomic_none
+from catlass_py.tile.mmad import TileMmad
+from catlass_py.tile.tile_copy import TileCopy
 
 
 class BlockMmadSingleCoreSplitk:
@@ -48,9 +50,6 @@ class BlockMmadSingleCoreSplitk:
 
     def __init__(self, policy: MmadAtlasA2SingleCoreSplitk, l1_tile_shape, l0_tile_shape, a_type: GemmType,
                  b_type: GemmType, c_type: GemmType, bias_type=None, tile_copy=None, tile_mmad=None):
-        from catlass_py.tile.mmad import TileMmad
-        from catlass_py.tile.tile_copy import TileCopy
-
         what = f"BlockMmad<{type(policy).__name__}>"
         self.policy = policy
         self.arch = arch = policy.arch
