@@ -15,7 +15,6 @@ An example module (``examples/NN_name.py``, importable as ``catlass_py.examples.
 from __future__ import annotations
 
 import copy
-import hashlib
 import importlib
 import pkgutil
 import time
@@ -25,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from catlass_py.analysis.schedule import output_digest
+from catlass_py.analysis.workload import WorkloadRecorder
 from catlass_py.arch.events import MarkerEvent, Observer
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.arch.pipes import CoreType
@@ -66,14 +67,6 @@ class ExampleResult:
         d = copy.deepcopy(d)
         d["verdict"] = self.verdict
         return d
-
-
-def output_digest(array) -> str:
-    """A short digest of an array's dtype, shape and bytes (16 hex digits of SHA-256)."""
-    arr = np.ascontiguousarray(array)
-    h = hashlib.sha256(f"{arr.dtype}|{arr.shape}|".encode())
-    h.update(arr.view(np.uint8).reshape(-1).data if arr.size else b"")
-    return h.hexdigest()[:16]
 
 
 def parse_positional(name: str, usage: str, argv: list[str]) -> list[int]:
@@ -151,8 +144,6 @@ class ExampleRun:
     """
 
     def __init__(self, example: str, arch, cores: int | None = None, *, observers=(), progress=None):
-        from catlass_py.analysis.workload import WorkloadRecorder  # the analysis package imports this module
-
         self.example = example
         self.core_num = arch.core_num if cores is None else cores
         self.recorder = WorkloadRecorder()

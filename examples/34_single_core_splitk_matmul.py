@@ -21,7 +21,8 @@ from catlass_py.arch import ATLAS_A2
 from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2SingleCoreSplitk
 from catlass_py.gemm.block import BlockMmad, SingleCoreSplitkGemmIdentityBlockSwizzle
 from catlass_py.gemm.helper import element_accumulator
-from catlass_py.kernel.padding import PaddingBuilder, PaddingTag
+from catlass_py.kernel.padding import PaddingBuilder
+from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.kernel.padding_nz import RemovePaddingNDAndCast
 from catlass_py.kernel.single_core_slicek_matmul import SingleCoreSplitkMatmul
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN

@@ -26,7 +26,8 @@ from catlass_py.kernel.transpose_quant_batch_matmul import (
     TransposeQuantBatchMatmulKernel,
     TransposeQuantBatchMatmulParams,
 )
-from catlass_py.runner import ExampleResult, ExampleRun, output_digest, to_device
+from catlass_py.analysis import output_digest
+from catlass_py.runner import ExampleResult, ExampleRun, to_device
 
 NAME = "transpose_quant_batch_matmul"
 USAGE = "m k n batch [e4m3|e5m2] [fp16|bf16] [012|021] (or: test1 | test3)"

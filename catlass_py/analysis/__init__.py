@@ -3,7 +3,7 @@ adversarial scheduling. None of them is known to tile or kernel code; each subsc
 
 from catlass_py.analysis.cost import CostModel, CostReport, roofline
 from catlass_py.analysis.races import RaceAccess, RaceDetector
-from catlass_py.analysis.schedule import InterleavingReport, explore_interleavings
+from catlass_py.analysis.schedule import InterleavingReport, explore_interleavings, output_digest
 from catlass_py.analysis.trace import chrome_trace, draw_timeline, write_chrome_trace
 from catlass_py.analysis.workload import CoreFlagTraffic, WorkloadRecorder, WorkloadReport
 
@@ -19,6 +19,7 @@ __all__ = [
     "chrome_trace",
     "draw_timeline",
     "explore_interleavings",
+    "output_digest",
     "roofline",
     "write_chrome_trace",
 ]

@@ -11,7 +11,8 @@ from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant_multistage_works
 )
 from catlass_py.kernel.matmul_bias import MatmulBias
 from catlass_py.kernel.optimized_matmul import OptimizedMatmul
-from catlass_py.kernel.padding import PaddingBuilder, PaddingTag
+from catlass_py.kernel.padding import PaddingBuilder
+from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.kernel.padding_block_nd import PaddingMatrixBlockND
 from catlass_py.kernel.transpose_quant_batch_matmul import TransposeQuantBatchMatmulKernel
 from catlass_py.kernel.grouped_matmul_slice_k_per_token_dequant import GroupedMatmulSliceKPerTokenDequant

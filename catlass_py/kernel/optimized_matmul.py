@@ -26,7 +26,7 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
 from catlass_py.kernel._common import MatmulKernelBase, block_count, offset_a, offset_b, offset_c
-from catlass_py.kernel.padding import PaddingTag
+from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.layout import ColumnMajor, RowMajor
 
 FLAG_AIV_FINISH_STORE = 0  # CATLASS names the padding-done flag id this way
@@ -64,7 +64,7 @@ class OptimizedMatmul(MatmulKernelBase):
     """CATLASS ``OptimizedMatmul<PrologueA, PrologueB, BlockMmad, BlockEpilogue = void, BlockScheduler>``.
 
     ``prologue_a`` / ``prologue_b``: a :class:`~catlass_py.kernel.padding_block_nd.PaddingMatrixBlockND`
-    (PADDING_BLOCK_ND), a :class:`~catlass_py.kernel.padding.PaddingMatrixNZ` (PADDING_NZ) or None (void).
+    (PADDING_BLOCK_ND), a :class:`~catlass_py.kernel.padding_nz.PaddingMatrixNZ` (PADDING_NZ) or None (void).
     With a prologue the BlockMmad's operand layout must be the prologue's output layout (``PaddingRowMajor`` /
     ``PaddingColumnMajor``); the kernel's own operand layout is then the prologue's input layout.
     """

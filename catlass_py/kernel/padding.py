@@ -1,24 +1,17 @@
-"""Padding of GEMM operands (CATLASS ``gemm/kernel/padding_matmul.hpp``): ``PaddingTag`` and ``PaddingBuilder``.
+"""CATLASS ``PaddingBuilder`` (``gemm/kernel/padding_matmul.hpp``): the padding object a :class:`PaddingTag` selects.
 
 The padding objects themselves live in their own modules: ``PaddingMatrixBlockND`` (``PADDING_BLOCK_ND``,
 examples 06/26) in :mod:`catlass_py.kernel.padding_block_nd`; ``PaddingMatrixNZ`` (``PADDING_NZ``) and
-``RemovePaddingNDAndCast`` (example 34) in :mod:`catlass_py.kernel.padding_nz`.
+``RemovePaddingNDAndCast`` (example 34) in :mod:`catlass_py.kernel.padding_nz`; the tag in
+:mod:`catlass_py.kernel.padding_tag`.
 """
 
 from __future__ import annotations
 
-import enum
-
 from catlass_py.errors import ConfigError
-
-
-class PaddingTag(enum.Enum):
-    """CATLASS ``Gemm::Kernel::PaddingTag``."""
-
-    NO_PADDING = "NO_PADDING"
-    PADDING_ND = "PADDING_ND"
-    PADDING_BLOCK_ND = "PADDING_BLOCK_ND"
-    PADDING_NZ = "PADDING_NZ"
+from catlass_py.kernel.padding_block_nd import PaddingMatrixBlockND
+from catlass_py.kernel.padding_nz import PaddingMatrixNZ
+from catlass_py.kernel.padding_tag import PaddingTag
 
 
 class PaddingBuilder:
@@ -35,17 +28,13 @@ class PaddingBuilder:
             self.padding = None
             self.layout_after_padding = layout_in
         elif tag is PaddingTag.PADDING_BLOCK_ND:
-            from catlass_py.kernel.padding_block_nd import PaddingMatrixBlockND
-
             self.padding = PaddingMatrixBlockND(arch, element, layout_in, compute_length or None)
             self.layout_after_padding = self.padding.layout_out
         elif tag is PaddingTag.PADDING_NZ:
-            from catlass_py.kernel.padding_nz import PaddingMatrixNZ
-
             self.padding = PaddingMatrixNZ(arch, element, layout_in, compute_length or None)
             self.layout_after_padding = self.padding.layout_out
         else:
             raise ConfigError(f"PaddingBuilder: {tag.value} is not implemented in catlass_py")
 
 
-__all__ = ["PaddingBuilder", "PaddingTag"]
+__all__ = ["PaddingBuilder"]

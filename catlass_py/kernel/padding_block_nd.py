@@ -4,8 +4,9 @@
 A GM operand whose leading dimension is not a multiple of 512 bytes (or is >= 65536 elements) makes the
 GM -> L1 DMA slow, so the vector cores first copy it into a workspace laid out as a grid of L1-tile sized
 blocks, each block row-major (``PaddingRowMajor``; ``PaddingColumnMajor`` for a column-major operand); every
-L1 tile the cube then loads is one block with a short stride. (``PaddingTag``, ``PaddingBuilder`` and the NZ
-padding live in :mod:`catlass_py.kernel.padding`.)
+L1 tile the cube then loads is one block with a short stride. (``PaddingTag`` is in
+:mod:`catlass_py.kernel.padding_tag`, ``PaddingBuilder`` in :mod:`catlass_py.kernel.padding`, the NZ padding in
+:mod:`catlass_py.kernel.padding_nz`.)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import ceil_div, round_up
 from catlass_py.gemm.gemm_type import GemmType
-from catlass_py.kernel.padding import PaddingTag
+from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.layout import ColumnMajor, PaddingColumnMajor, PaddingRowMajor, RowMajor
 from catlass_py.numerics import dtypes as dt
 from catlass_py.tile._region import gm_region_access, gm_write

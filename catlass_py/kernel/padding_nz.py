@@ -1,8 +1,8 @@
 """Vector-core pre- and post-processing of example 34 (CATLASS ``gemm/kernel/padding_matmul.hpp``):
 ``PaddingMatrixNZ`` (ND -> NZ repacking of an operand into a GM workspace) and ``RemovePaddingNDAndCast``
-(copy/cast of an accumulator workspace into C). ``PaddingTag``, ``PaddingBuilder`` and the block-ND padding
-live in :mod:`catlass_py.kernel.padding`; ``PaddingBuilder(PaddingTag.PADDING_NZ, ...)`` builds the
-:class:`PaddingMatrixNZ` of this module.
+(copy/cast of an accumulator workspace into C). ``PaddingBuilder(PaddingTag.PADDING_NZ, ...)``
+(:mod:`catlass_py.kernel.padding`) builds the :class:`PaddingMatrixNZ` of this module; the block-ND padding is
+in :mod:`catlass_py.kernel.padding_block_nd`.
 
 ``RemovePaddingNDAndCast`` implements ``NO_PADDING`` (the C copy of example 34); ``PADDING_ND`` raises
 :class:`ConfigError`.
@@ -15,7 +15,7 @@ from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
 from catlass_py.kernel._common import cast_mode
-from catlass_py.kernel.padding import PaddingTag
+from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.gemm.coord import MatrixCoord, ceil_div, round_down, round_up
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN

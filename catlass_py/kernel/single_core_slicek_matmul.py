@@ -25,7 +25,7 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.block.mmad_single_core_splitk import BlockMmadSingleCoreSplitk
 from catlass_py.gemm.coord import GemmCoord, ceil_div
 from catlass_py.kernel._common import offset_a, offset_b, offset_c
-from catlass_py.kernel.padding import PaddingTag
+from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.kernel.padding_nz import PaddingMatrixNZ, RemovePaddingNDAndCast
 from catlass_py.layout import RowMajor
 from catlass_py.tile.atomic import set_atomic_none
