@@ -94,7 +94,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     core_num = ex.core_num
     a, b, group_list, scale, pts = ex.inputs(inputs, problem_count, m, n, k)
     kernel = assemble(arch)
-    obs = ex.observers(kernel.total_blocks(group_list, n))
+    obs = ex.observers(kernel.total_blocks((m, n, k), group_list))
     with ex.timing():
         d, launch_result = grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, pts, core_num=core_num,
                                                                         seed=seed, observers=obs, kernel=kernel,
@@ -104,7 +104,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     result = golden.compare_data(d, expect, k, valid=rows * n)
     return ex.result(
         d, result, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
-        details={"rows_written": rows, "total_blocks": kernel.total_blocks(group_list, n),
+        details={"rows_written": rows, "total_blocks": kernel.total_blocks((m, n, k), group_list),
                  "workspace_bytes": m * n * 4,
                  "bit_exact": bool(np.array_equal(d[:rows], expect[:rows].astype(d.dtype)))},
     )

@@ -118,7 +118,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     workspace = GlobalBuffer.empty(gemm_op.get_workspace_size(args), "workspace")
     gemm_op.initialize(args, workspace)
 
-    obs = ex.observers(kernel.total_blocks(inputs.group_list, n))
+    obs = ex.observers(kernel.total_blocks((m, n, k), inputs.group_list))
     with ex.timing():
         launch_result = gemm_op.run(core_num, seed=seed, observers=obs, options=options)
 
@@ -135,7 +135,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
             "rows_written": rows,
             "empty_groups": int((sizes == 0).sum()),
             "largest_group": int(sizes.max()) if sizes.size else 0,
-            "total_blocks": kernel.total_blocks(inputs.group_list, n),
+            "total_blocks": kernel.total_blocks((m, n, k), inputs.group_list),
             "workspace_bytes": workspace.nbytes,
             "bit_exact": bool(np.array_equal(host_d[:rows], expect[:rows].astype(host_d.dtype))),
         },

@@ -92,7 +92,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     core_num = ex.core_num
     a, b, group_list, scale, pts = ex.inputs(inputs, problem_count, m, n, k)
     kernel = assemble(arch)
-    obs = ex.observers(kernel.total_blocks(group_list, m, n))
+    obs = ex.observers(kernel.total_blocks((m, n, k), group_list))
     with ex.timing():
         d, launch_result = grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, pts, core_num=core_num,
                                                                     seed=seed, observers=obs, kernel=kernel,
@@ -103,7 +103,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     return ex.result(
         d, result, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"empty_groups": int((sizes == 0).sum()), "k_used": int(group_list[-1]),
-                 "total_blocks": kernel.total_blocks(group_list, m, n),
+                 "total_blocks": kernel.total_blocks((m, n, k), group_list),
                  "workspace_bytes": problem_count * m * n * 4,
                  "bit_exact": bool(np.array_equal(d, expect.astype(d.dtype)))},
     )

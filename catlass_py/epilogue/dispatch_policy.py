@@ -1,12 +1,16 @@
-"""Epilogue dispatch policies (CATLASS ``include/catlass/epilogue/dispatch_policy.hpp``)."""
+"""Epilogue dispatch policies (CATLASS ``include/catlass/epilogue/dispatch_policy.hpp``).
+
+The ``ArchTag`` is the keyword-only ``arch`` field, as on the GEMM policies (an Atlas A2 spec, ``ATLAS_A2`` by
+default)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.errors import ConfigError
+from catlass_py.gemm.dispatch_policy import check_arch_tag
 
 
 @dataclass(frozen=True)
@@ -16,9 +20,10 @@ class EpilogueAtlasA2PerTokenDequant:
     overlaps computing tile t."""
 
     ub_stages: int = 2
-    arch: ClassVar[ArchSpec] = ATLAS_A2
+    arch: ArchSpec = field(default=ATLAS_A2, kw_only=True, repr=False)
 
     def __post_init__(self):
+        check_arch_tag(type(self).__name__, self.arch)
         if isinstance(self.ub_stages, bool) or not isinstance(self.ub_stages, int) or self.ub_stages < 1:
             raise ConfigError(f"EpilogueAtlasA2PerTokenDequant: ub_stages must be an int >= 1, got {self.ub_stages!r}")
 
@@ -29,7 +34,10 @@ class EpilogueAtlasA2ElemWiseOneSource:
     extra source X (example 03, ``D = C + X``); three UB operands (C, X, D)."""
 
     OPERANDS_NUM: ClassVar[int] = 3
-    arch: ClassVar[ArchSpec] = ATLAS_A2
+    arch: ArchSpec = field(default=ATLAS_A2, kw_only=True, repr=False)
+
+    def __post_init__(self):
+        check_arch_tag(type(self).__name__, self.arch)
 
 
 @dataclass(frozen=True)
@@ -38,4 +46,7 @@ class EpilogueAtlasA2ElemWiseNoSource:
     (examples 27/28, GELU/SiLU); two UB operands (C, D) plus a compute buffer when D's type differs."""
 
     OPERANDS_NUM: ClassVar[int] = 2
-    arch: ClassVar[ArchSpec] = ATLAS_A2
+    arch: ArchSpec = field(default=ATLAS_A2, kw_only=True, repr=False)
+
+    def __post_init__(self):
+        check_arch_tag(type(self).__name__, self.arch)

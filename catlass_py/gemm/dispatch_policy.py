@@ -1,13 +1,15 @@
 """Block-level dispatch policies (CATLASS ``include/catlass/gemm/dispatch_policy.hpp``).
 
 A policy is a small frozen value: the C++ template parameters become fields, and the policy selects the
-``BlockMmad`` implementation. ``ASYNC`` tells kernels whether the block takes fixpipe callbacks and needs
-``synchronize_block()``. Checks that need only the policy itself run in ``__post_init__``.
+``BlockMmad`` implementation (whose ``CAPABILITIES`` tell kernels how to call it). ``ASYNC`` is the C++
+``MmadBase<ArchTag, ASYNC>`` parameter. The ``ArchTag`` is the keyword-only ``arch`` field: an Atlas A2 spec
+(``arch_code`` 2201; :data:`~catlass_py.arch.ATLAS_A2` by default, or a variant of it such as one with more AI
+cores). Checks that need only the policy itself run in ``__post_init__``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
@@ -24,12 +26,22 @@ def _check_stages(name: str, v, low: int = 1) -> None:
         raise ConfigError(f"{name} must be an int >= {low}, got {v!r}")
 
 
+def check_arch_tag(what: str, arch, arch_code: int = ATLAS_A2.arch_code) -> None:
+    """A policy's ``arch`` must be an :class:`ArchSpec` of the generation its name says (``arch_code``)."""
+    if not isinstance(arch, ArchSpec) or arch.arch_code != arch_code:
+        raise ConfigError(f"{what}: arch must be an ArchSpec with arch_code {arch_code} (ATLAS_A2 or a variant of it), "
+                          f"got {arch!r}")
+
+
 @dataclass(frozen=True)
 class MmadBase:
     """CATLASS ``MmadBase<ArchTag, ASYNC>``."""
 
     ASYNC: ClassVar[bool] = False
-    arch: ClassVar[ArchSpec] = ATLAS_A2
+    arch: ArchSpec = field(default=ATLAS_A2, kw_only=True, repr=False)
+
+    def __post_init__(self):
+        check_arch_tag(type(self).__name__, self.arch)
 
     @property
     def arch_tag(self) -> ArchSpec:
@@ -47,6 +59,7 @@ class MmadAtlasA2Pingpong(MmadBase):
     STAGES: ClassVar[int] = 2
 
     def __post_init__(self):
+        super().__post_init__()
         _check_bool("enable_unit_flag", self.enable_unit_flag)
 
 
@@ -60,6 +73,7 @@ class MmadAtlasA2Preload(MmadBase):
     STAGES: ClassVar[int] = 2
 
     def __post_init__(self):
+        super().__post_init__()
         _check_bool("enable_unit_flag", self.enable_unit_flag)
         _check_bool("enable_shuffle_k", self.enable_shuffle_k)
 
@@ -85,6 +99,7 @@ class MmadAtlasA2PreloadAsync(MmadBase):
     ASYNC: ClassVar[bool] = True
 
     def __post_init__(self):
+        super().__post_init__()
         for name in ("preload_stages", "l1_stages", "l0a_stages", "l0b_stages", "l0c_stages"):
             _check_stages(name, getattr(self, name))
         _check_bool("enable_unit_flag", self.enable_unit_flag)
@@ -112,6 +127,7 @@ class MmadAtlasA2PingpongBias(MmadBase):
     STAGES: ClassVar[int] = 2
 
     def __post_init__(self):
+        super().__post_init__()
         _check_bool("enable_unit_flag", self.enable_unit_flag)
 
 
@@ -131,6 +147,7 @@ class MmadAtlasA2SingleCoreSplitk(MmadBase):
     L0AB_STAGES: ClassVar[int] = 2
 
     def __post_init__(self):
+        super().__post_init__()
         for name in ("l1a_stages", "l1b_stages", "l0c_stages"):
             _check_stages(name, getattr(self, name))
         _check_bool("enable_unit_flag", self.enable_unit_flag)
@@ -151,5 +168,6 @@ class MmadAtlasA2Streamk(MmadBase):
     STAGES: ClassVar[int] = 2
 
     def __post_init__(self):
+        super().__post_init__()
         _check_bool("enable_unit_flag", self.enable_unit_flag)
         _check_bool("enable_shuffle_k", self.enable_shuffle_k)

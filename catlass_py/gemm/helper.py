@@ -12,7 +12,6 @@ from catlass_py.layout import (
     PaddingRowMajor,
     RowMajor,
     VectorLayout,
-
     nZ,
     zN,
     zZ,

@@ -1,34 +1,39 @@
-"""Kernel layer: whole-device algorithms (one module per CATLASS kernel) and the DeviceGemm adapter."""
+"""Kernel layer: whole-device algorithms (one module per CATLASS kernel), the DeviceGemm adapter, and what kernels
+are built from: :class:`GemmKernel` (assembly checks, block geometry, BlockMmad calls with callbacks), the
+grouped kernels' group-list reads and block dealing (:mod:`catlass_py.kernel.grouped`), and the skeleton of the
+workspace + epilogue mix kernels (:class:`WorkspaceEpilogueKernel`)."""
 
 from catlass_py.kernel.basic_matmul import BasicMatmul
 from catlass_py.kernel.batched_matmul import BatchedMatmul
 from catlass_py.kernel.device_gemm import DeviceGemm
+from catlass_py.kernel.gemm_kernel import GemmKernel
 from catlass_py.kernel.grouped_matmul import GroupedMatmul
 from catlass_py.kernel.grouped_matmul_slice_k import GroupedMatmulSliceK, MemFill
+from catlass_py.kernel.grouped_matmul_slice_k_per_token_dequant import GroupedMatmulSliceKPerTokenDequant
 from catlass_py.kernel.grouped_matmul_slice_m import GroupedMatmulSliceM
+from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant import GroupedMatmulSliceMPerTokenDequant
 from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant_multistage_workspace import (
     GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace,
 )
 from catlass_py.kernel.matmul_bias import MatmulBias
+from catlass_py.kernel.matmul_epilogue import MatmulActivation, MatmulEpilogue
 from catlass_py.kernel.optimized_matmul import OptimizedMatmul
 from catlass_py.kernel.padding import PaddingBuilder
-from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.kernel.padding_block_nd import PaddingMatrixBlockND
-from catlass_py.kernel.transpose_quant_batch_matmul import TransposeQuantBatchMatmulKernel
-from catlass_py.kernel.grouped_matmul_slice_k_per_token_dequant import GroupedMatmulSliceKPerTokenDequant
-from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant import GroupedMatmulSliceMPerTokenDequant
-from catlass_py.kernel.matmul_epilogue import MatmulActivation, MatmulEpilogue
 from catlass_py.kernel.padding_nz import PaddingMatrixNZ, RemovePaddingNDAndCast
+from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.kernel.quant_matmul_multistage_workspace import QuantMatmulMultiStageWorkspace
 from catlass_py.kernel.single_core_slicek_matmul import SingleCoreSplitkMatmul
 from catlass_py.kernel.splitk_matmul import SplitkMatmul, SplitkReduceAdd
 from catlass_py.kernel.streamk_matmul import StreamkMatmul, StreamkReduceAdd
-
+from catlass_py.kernel.transpose_quant_batch_matmul import TransposeQuantBatchMatmulKernel
+from catlass_py.kernel.workspace_epilogue import WorkspaceEpilogueKernel
 
 __all__ = [
     "BasicMatmul",
     "BatchedMatmul",
     "DeviceGemm",
+    "GemmKernel",
     "GroupedMatmul",
     "GroupedMatmulSliceK",
     "GroupedMatmulSliceKPerTokenDequant",
@@ -52,4 +57,5 @@ __all__ = [
     "StreamkMatmul",
     "StreamkReduceAdd",
     "TransposeQuantBatchMatmulKernel",
+    "WorkspaceEpilogueKernel",
 ]

@@ -12,7 +12,7 @@ from typing import Any
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
-from catlass_py.kernel._common import MatmulKernelBase, block_count, offset_a, offset_b, offset_c, operand_layouts
+from catlass_py.kernel.gemm_kernel import GemmKernel, block_count, offset_a, offset_b, offset_c, operand_layouts
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class BasicMatmulParams:
     layout_c: Any
 
 
-class BasicMatmul(MatmulKernelBase):
+class BasicMatmul(GemmKernel):
     """CATLASS ``BasicMatmul<BlockMmad, BlockEpilogue = void, BlockScheduler>``: C = A @ B with any BlockMmad
     that takes (A, B, C, actual shape) - Pingpong, or PreloadAsync (drained by its destructor). AIC only."""
 

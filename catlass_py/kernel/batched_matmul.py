@@ -14,7 +14,7 @@ from typing import Any
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
-from catlass_py.kernel._common import MatmulKernelBase, block_count, offset_a, offset_b, offset_c, operand_layouts
+from catlass_py.kernel.gemm_kernel import GemmKernel, block_count, offset_a, offset_b, offset_c, operand_layouts
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class BatchedMatmulParams:
     stride_c: int
 
 
-class BatchedMatmul(MatmulKernelBase):
+class BatchedMatmul(GemmKernel):
     """CATLASS ``BatchedMatmul<BlockMmad, BlockEpilogue = void, BlockScheduler>``: a batch of equal-shape
     matmuls with contiguous (``m*k``, ``k*n``, ``m*n``) batch strides. AIC only."""
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
-from catlass_py.kernel._common import MatmulKernelBase, RoundRobinGroups, block_count, offset_a, offset_b, offset_c
+from catlass_py.kernel.gemm_kernel import GemmKernel, block_count, offset_a, offset_b, offset_c
+from catlass_py.kernel.grouped import RoundRobinGroups
 
 MAX_TENSOR_COUNT = 256
 
@@ -53,7 +54,7 @@ class GroupedMatmulParams:
     layouts_c: tuple
 
 
-class GroupedMatmul(MatmulKernelBase):
+class GroupedMatmul(GemmKernel):
     """CATLASS ``GroupedMatmul<BlockMmad, BlockEpilogue = void, BlockScheduler>``: up to 256 matmuls of any
     shapes in one launch. AIC only."""
 

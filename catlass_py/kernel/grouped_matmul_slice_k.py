@@ -22,16 +22,8 @@ from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
 from catlass_py.gemm.gemm_type import GemmType
-from catlass_py.kernel._common import (
-    MatmulKernelBase,
-    RoundRobinGroups,
-    block_count,
-    get_value,
-    offset_a,
-    offset_b,
-    offset_c,
-    operand_layouts,
-)
+from catlass_py.kernel.gemm_kernel import GemmKernel, block_count, offset_a, offset_b, offset_c, operand_layouts
+from catlass_py.kernel.grouped import RoundRobinGroups, get_value
 from catlass_py.layout import ColumnMajor, RowMajor, VectorLayout
 from catlass_py.numerics import dtypes as dt
 from catlass_py.tile.copy_gm_ub import CopyUb2Gm
@@ -108,7 +100,7 @@ class GroupedMatmulSliceKParams:
     layout_c: Any
 
 
-class GroupedMatmulSliceK(MatmulKernelBase):
+class GroupedMatmulSliceK(GemmKernel):
     """CATLASS ``GroupedMatmulSliceK<BlockMmad, BlockEpilogue = void, BlockScheduler, ElementGroupList>``:
     ``C_g = A[:, K_g] @ B[K_g, :]`` for each K slice of the group list; the vector cores zero the C of
     empty slices. LayoutA must be ColumnMajor and LayoutB RowMajor (the group offsets ``m * k_g`` and

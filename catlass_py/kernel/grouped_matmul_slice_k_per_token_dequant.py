@@ -5,7 +5,8 @@ int8 grouped matmul split along K: group g multiplies A[:, K_g] (m x k_g; A colu
 slab is ``m * k_g`` contiguous elements) by B[K_g, :] (k_g x n, row-major) into C_g, and the vector cores
 dequantise C_g with the group's per-channel scale [n] and per-token scale [m] into D_g; D is [G, m, n].
 The workspace holds every group's C (``G * m * n`` int32), and the handshake is example 07's
-``CrossCoreFlagWithReverse`` pair (see :mod:`catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant`).
+``CrossCoreFlagWithReverse`` pair: the skeleton :class:`~catlass_py.kernel.workspace_epilogue.WorkspaceEpilogueKernel`
+with a full-size workspace.
 
 A group with ``k_g == 0`` is the interesting case: the BlockMmad issues nothing for its blocks (no callback,
 no flag), and the epilogue, seeing k == 0, writes zeros for them without waiting, so D_g = 0.
@@ -17,11 +18,7 @@ from dataclasses import dataclass
 
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.gemm.coord import GemmCoord
-from catlass_py.kernel._common import block_count
-from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant import (
-    GroupedPerTokenDequantParams,
-    _GroupedPerTokenDequantFullWorkspace,
-)
+from catlass_py.kernel.workspace_epilogue import SLICE_K, GroupedPerTokenDequantKernel
 
 
 @dataclass(frozen=True)
@@ -39,34 +36,21 @@ class GroupedMatmulSliceKPerTokenDequantArguments:
     ptr_d: GlobalTensor
 
 
-class GroupedMatmulSliceKPerTokenDequant(_GroupedPerTokenDequantFullWorkspace):
+class GroupedMatmulSliceKPerTokenDequant(GroupedPerTokenDequantKernel):
     """CATLASS ``GroupedMatmulSliceKPerTokenDequant<BlockMmad, BlockEpilogue, BlockScheduler, ElementGroupList>``
     (example 11): groups slice K (prefix sums over k); D [G, m, n]; an async BlockMmad must take one callback
     (``MmadAtlasA2PreloadAsync``). See the module doc."""
 
     Arguments = GroupedMatmulSliceKPerTokenDequantArguments
-    Params = GroupedPerTokenDequantParams
-    kernel_name = "GroupedMatmulSliceKPerTokenDequant"
+    group_walk = SLICE_K
+
+    def __init__(self, block_mmad, block_epilogue, block_scheduler, element_group_list="int64"):
+        super().__init__(block_mmad, block_epilogue, block_scheduler, element_group_list=element_group_list)
 
     def get_workspace_size(self, args) -> int:
         """``m * n * problemCount * sizeof(uint32)`` bytes."""
         m, n, _ = args.problem_shape
         return m * n * args.problem_count * 4
-
-    def _group_shape(self, params, size: int) -> GemmCoord:
-        return GemmCoord(params.problem_shape.m, params.problem_shape.n, size)
-
-    def _group_layout_b(self, params, shape):
-        return params.layout_b.get_tile_layout(shape.k, shape.n)
-
-    def _block_origin(self, params, g, start, bc) -> dict:
-        l1 = self.block_mmad.l1_tile_shape
-        return {"row": g * params.problem_shape.m + bc.m * l1.m, "col": bc.n * l1.n}
-
-    def total_blocks(self, group_list, m: int, n: int) -> int:
-        """Cube blocks of the whole problem (groups with k_g == 0 still count: their blocks go through the
-        scheduler, the cube just issues nothing)."""
-        return len(group_list) * block_count(self.block_mmad.l1_tile_shape, m, n)
 
 
 __all__ = ["GroupedMatmulSliceKPerTokenDequant", "GroupedMatmulSliceKPerTokenDequantArguments"]

@@ -20,16 +20,8 @@ from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
-from catlass_py.kernel._common import (
-    MatmulKernelBase,
-    RoundRobinGroups,
-    block_count,
-    get_value,
-    offset_a,
-    offset_b,
-    offset_c,
-    operand_layouts,
-)
+from catlass_py.kernel.gemm_kernel import GemmKernel, block_count, offset_a, offset_b, offset_c, operand_layouts
+from catlass_py.kernel.grouped import RoundRobinGroups, get_value
 from catlass_py.layout import RowMajor
 from catlass_py.numerics import dtypes as dt
 
@@ -69,7 +61,7 @@ def group_sizes(values, segmented: bool) -> list[int]:
     return [v - (vals[i - 1] if i else 0) for i, v in enumerate(vals)]
 
 
-class GroupedMatmulSliceM(MatmulKernelBase):
+class GroupedMatmulSliceM(GemmKernel):
     """CATLASS ``GroupedMatmulSliceM<BlockMmad, BlockEpilogue = void, BlockScheduler, ElementGroupList>``:
     per group ``C[rows_g] = A[rows_g] @ B_g``, A sliced along M by the group list. AIC only; takes any BlockMmad
     with the (A, B, C, shape) call, and drains an async one with ``SynchronizeBlock`` at the end."""

@@ -12,9 +12,9 @@ from typing import Any
 
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
-from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
+from catlass_py.gemm.block.capabilities import BIAS_CALL, BlockMmadRequirement
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
-from catlass_py.kernel._common import MatmulKernelBase, block_count, offset_a, offset_b, offset_c, operand_layouts
+from catlass_py.kernel.gemm_kernel import GemmKernel, block_count, offset_a, offset_b, offset_c, operand_layouts
 
 
 @dataclass(frozen=True)
@@ -42,13 +42,13 @@ class MatmulBiasParams:
     ptr_bias: GlobalTensor
 
 
-class MatmulBias(MatmulKernelBase):
+class MatmulBias(GemmKernel):
     """CATLASS ``MatmulBias<BlockMmad, BlockEpilogue = void, BlockScheduler>``: C = A @ B + bias (the bias row
     broadcast down the rows), with a ``MmadAtlasA2PingpongBias`` BlockMmad. AIC only."""
 
     Arguments = MatmulBiasArguments
     Params = MatmulBiasParams
-    block_mmad_types = (BlockMmadPingpongBias,)
+    block_mmad_needs = BlockMmadRequirement(BIAS_CALL, reason="each block also takes its bias columns")
 
     def to_underlying_arguments(self, args: MatmulBiasArguments, workspace=None) -> MatmulBiasParams:
         """``MakeLayout`` of A, B and C; the bias pointer as it is."""

@@ -35,8 +35,9 @@ from catlass_py.epilogue.block.elemwise import (
     ElemWiseOneSourceParams,
 )
 from catlass_py.errors import ConfigError
+from catlass_py.gemm.block.capabilities import PLAIN_CALL, BlockMmadRequirement
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div, round_up
-from catlass_py.kernel._common import block_count, check_plain_block_call, offset_a, offset_b, offset_c, operand_layouts
+from catlass_py.kernel.gemm_kernel import GemmKernel, block_count, offset_a, offset_b, offset_c, operand_layouts
 from catlass_py.layout import RowMajor
 
 FLAG_AIC_FINISH_STORE = 0
@@ -68,22 +69,17 @@ class MatmulEpilogueParams:
     epilogue_params: Any
 
 
-class _MatmulElemWiseKernel:
-    """What MatmulEpilogue and MatmulActivation share: the block loop on both core types and the handshake."""
+class _MatmulElemWiseKernel(GemmKernel):
+    """What MatmulEpilogue and MatmulActivation share: the assembly checks, the block loop on both core types
+    and the handshake."""
 
     epilogue_class: type = object
-    kernel_name = ""
+    block_mmad_needs = BlockMmadRequirement(
+        PLAIN_CALL, asynchronous=False, reason="the kernel signals the vector cores right after each BlockMmad call")
 
     def __init__(self, block_mmad, block_epilogue, block_scheduler):
-        what = self.kernel_name
-        if not isinstance(block_epilogue, self.epilogue_class):
-            raise ConfigError(f"{what}: BlockEpilogue must be {self.epilogue_class.__name__}, got {block_epilogue!r}")
-        if getattr(block_mmad, "ASYNC", False):
-            raise ConfigError(
-                f"{what}: the kernel signals the vector cores right after each BlockMmad call, so the BlockMmad must "
-                f"be synchronous; {type(block_mmad.policy).__name__} is asynchronous"
-            )
-        check_plain_block_call(what, block_mmad)
+        super().__init__(block_mmad, block_epilogue, block_scheduler)
+        what = self.kernel_name()
         if block_epilogue.c_type != block_mmad.c_type:
             raise ConfigError(
                 f"{what}: the CType of Mmad and Epilogue should be consistent: {block_mmad.c_type} vs "
@@ -92,24 +88,23 @@ class _MatmulElemWiseKernel:
         if block_mmad.arch != block_epilogue.arch:
             raise ConfigError(
                 f"{what}: BlockMmad targets {block_mmad.arch.name}, BlockEpilogue {block_epilogue.arch.name}")
-        if not hasattr(block_scheduler, "update") or not hasattr(block_scheduler, "get_block_coord"):
-            raise ConfigError(f"{what}: BlockScheduler must be a block swizzle such as GemmIdentityBlockSwizzle")
-        self.block_mmad = block_mmad
-        self.block_epilogue = block_epilogue
-        self.block_scheduler = block_scheduler
-        self.arch = block_mmad.arch
         self.flag_aic_finish_store = CrossCoreFlagWithReverse(FLAG_AIC_FINISH_STORE, RV_FLAG_AIC_FINISH_STORE)
         self._check_ub()
+
+    def check_block_epilogue(self, block_epilogue) -> None:
+        if not isinstance(block_epilogue, self.epilogue_class):
+            raise ConfigError(f"{self.kernel_name()}: BlockEpilogue must be {self.epilogue_class.__name__}, got "
+                              f"{block_epilogue!r}")
+
+    def check_block_scheduler(self, block_scheduler) -> None:
+        if not hasattr(block_scheduler, "update") or not hasattr(block_scheduler, "get_block_coord"):
+            raise ConfigError(f"{self.kernel_name()}: BlockScheduler must be a block swizzle such as "
+                              f"GemmIdentityBlockSwizzle")
 
     def _check_ub(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
     # -- host side -------------------------------------------------------------------------------
-    @staticmethod
-    def can_implement(args) -> bool:
-        """CATLASS ``CanImplement`` (always true; the ops layer validates user input)."""
-        return True
-
     def get_workspace_size(self, args) -> int:
         """``elementSize * m * n`` bytes: the whole C."""
         m, n, _ = args.problem_shape
@@ -182,7 +177,6 @@ class MatmulEpilogue(_MatmulElemWiseKernel):
     Arguments = MatmulEpilogueArguments
     Params = MatmulEpilogueParams
     epilogue_class = BlockEpilogueElemWiseOneSource
-    kernel_name = "MatmulEpilogue"
 
     def _check_ub(self) -> None:
         l1, epi = self.block_mmad.l1_tile_shape, self.block_epilogue
@@ -190,7 +184,7 @@ class MatmulEpilogue(_MatmulElemWiseKernel):
         need = rows * round_up(l1.n, epi.element_compute.c0)
         if need > epi.compute_length:
             raise ConfigError(
-                f"{self.kernel_name}: a vector core's share of a block is {rows} x roundup({l1.n}, "
+                f"{self.kernel_name()}: a vector core's share of a block is {rows} x roundup({l1.n}, "
                 f"{epi.element_compute.c0}) = {need} elements but the epilogue's COMPUTE_LENGTH is {epi.compute_length}"
             )
 
@@ -229,20 +223,19 @@ class MatmulActivation(_MatmulElemWiseKernel):
     Arguments = MatmulActivationArguments
     Params = MatmulEpilogueParams
     epilogue_class = BlockEpilogueElemWiseNoSource
-    kernel_name = "MatmulActivation"
 
     def _check_ub(self) -> None:
         l1, epi = self.block_mmad.l1_tile_shape, self.block_epilogue
         rows = ceil_div(l1.m, self.arch.aiv_per_aic)
         if rows * l1.n > epi.compute_length:
             raise ConfigError(
-                f"{self.kernel_name}: a vector core's share of a block is {rows} x {l1.n} = {rows * l1.n} elements but "
+                f"{self.kernel_name()}: a vector core's share of a block is {rows} x {l1.n} = {rows * l1.n} elements but "
                 f"the epilogue's COMPUTE_LENGTH is {epi.compute_length}"
             )
         for name, e in (("C", epi.c_type.element), ("D", epi.d_type.element)):
             if e.nbytes(l1.n) % 32:
                 raise ConfigError(
-                    f"{self.kernel_name}: the UB row pitch L1.N = {l1.n} {e} elements of {name} is not a whole number "
+                    f"{self.kernel_name()}: the UB row pitch L1.N = {l1.n} {e} elements of {name} is not a whole number "
                     f"of 32-byte blocks"
                 )
 

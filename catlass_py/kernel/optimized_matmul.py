@@ -23,9 +23,9 @@ from catlass_py.arch.flags import CrossCoreFlag
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
-from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
+from catlass_py.gemm.block.capabilities import PRELOAD_CALL, BlockMmadRequirement
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
-from catlass_py.kernel._common import MatmulKernelBase, block_count, offset_a, offset_b, offset_c
+from catlass_py.kernel.gemm_kernel import GemmKernel, block_count, offset_a, offset_b, offset_c
 from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.layout import ColumnMajor, RowMajor
 
@@ -60,7 +60,7 @@ class OptimizedMatmulParams:
     layout_wb: Any = None
 
 
-class OptimizedMatmul(MatmulKernelBase):
+class OptimizedMatmul(GemmKernel):
     """CATLASS ``OptimizedMatmul<PrologueA, PrologueB, BlockMmad, BlockEpilogue = void, BlockScheduler>``.
 
     ``prologue_a`` / ``prologue_b``: a :class:`~catlass_py.kernel.padding_block_nd.PaddingMatrixBlockND`
@@ -71,7 +71,7 @@ class OptimizedMatmul(MatmulKernelBase):
 
     Arguments = OptimizedMatmulArguments
     Params = OptimizedMatmulParams
-    block_mmad_types = (BlockMmadPreload,)
+    block_mmad_needs = BlockMmadRequirement(PRELOAD_CALL, reason="each call also prefetches the next block")
 
     def __init__(self, prologue_a, prologue_b, block_mmad, block_epilogue, block_scheduler):
         super().__init__(block_mmad, block_epilogue, block_scheduler)

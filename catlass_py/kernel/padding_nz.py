@@ -14,10 +14,10 @@ from catlass_py.arch.memory import GlobalTensor, Resource
 from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
-from catlass_py.kernel._common import cast_mode
-from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.gemm.coord import MatrixCoord, ceil_div, round_down, round_up
 from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.kernel.padding_tag import PaddingTag
+from catlass_py.kernel.reduce_add import cast_mode
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
 from catlass_py.numerics import dtypes as dt
 from catlass_py.tile._region import gm_region_access, gm_write, local_read, local_write, region_access

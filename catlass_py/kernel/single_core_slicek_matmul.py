@@ -22,11 +22,11 @@ from typing import Any
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
-from catlass_py.gemm.block.mmad_single_core_splitk import BlockMmadSingleCoreSplitk
+from catlass_py.gemm.block.capabilities import SINGLE_CORE_SPLITK_CALL, BlockMmadRequirement
 from catlass_py.gemm.coord import GemmCoord, ceil_div
-from catlass_py.kernel._common import offset_a, offset_b, offset_c
-from catlass_py.kernel.padding_tag import PaddingTag
+from catlass_py.kernel.gemm_kernel import GemmKernel, offset_a, offset_b, offset_c
 from catlass_py.kernel.padding_nz import PaddingMatrixNZ, RemovePaddingNDAndCast
+from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.layout import RowMajor
 from catlass_py.tile.atomic import set_atomic_none
 
@@ -63,7 +63,7 @@ class SingleCoreSplitkMatmulParams:
     ptr_wc: GlobalTensor | None
 
 
-class SingleCoreSplitkMatmul:
+class SingleCoreSplitkMatmul(GemmKernel):
     """CATLASS ``SingleCoreSplitkMatmul<PrologueA, PrologueB, BlockMmad, BlockEpilogue(void), BlockScheduler,
     RemovePaddingNDAndCastC>`` (see module doc). ``prologue_a``/``prologue_b``: a :class:`PaddingMatrixNZ` or
     None; ``remove_padding_nd_and_cast_c``: a :class:`RemovePaddingNDAndCast` or None (then C is the
@@ -72,15 +72,12 @@ class SingleCoreSplitkMatmul:
 
     Arguments = SingleCoreSplitkMatmulArguments
     Params = SingleCoreSplitkMatmulParams
+    block_mmad_needs = BlockMmadRequirement(SINGLE_CORE_SPLITK_CALL, reason="a call multiplies one K tile of a block")
 
     def __init__(self, prologue_a, prologue_b, block_mmad, block_epilogue, block_scheduler,
                  remove_padding_nd_and_cast_c=None):
-        what = "SingleCoreSplitkMatmul"
-        if block_epilogue is not None:
-            raise ConfigError(f"{what}: BlockEpilogue must be void (None)")
-        if not isinstance(block_mmad, BlockMmadSingleCoreSplitk):
-            raise ConfigError(f"{what}: BlockMmad must use MmadAtlasA2SingleCoreSplitk, got "
-                              f"{type(getattr(block_mmad, 'policy', block_mmad)).__name__}")
+        super().__init__(block_mmad, block_epilogue, block_scheduler)
+        what = self.kernel_name()
         for name, pro, t in (("PrologueA", prologue_a, block_mmad.a_type),
                              ("PrologueB", prologue_b, block_mmad.b_type)):
             if pro is None:
@@ -104,23 +101,18 @@ class SingleCoreSplitkMatmul:
         if block_mmad.element_c != block_mmad.element_accumulator:
             raise ConfigError(f"{what}: K tiles are accumulated in C by atomic adds; CType must be "
                               f"{block_mmad.element_accumulator}, got {block_mmad.element_c}")
-        if not hasattr(block_scheduler, "get_single_core_loops"):
-            raise ConfigError(f"{what}: BlockScheduler must be SingleCoreSplitkGemmIdentityBlockSwizzle")
         self.prologue_a, self.prologue_b = prologue_a, prologue_b
-        self.block_mmad = block_mmad
-        self.block_scheduler = block_scheduler
         self.remove_padding = remove
-        self.arch = block_mmad.arch
         self.layout_a = prologue_a.layout_in if prologue_a is not None else block_mmad.a_type.layout
         self.layout_b = prologue_b.layout_in if prologue_b is not None else block_mmad.b_type.layout
         self.element_c = remove.element_out if remove is not None else block_mmad.element_c
         self.padding = prologue_a is not None or prologue_b is not None
 
+    def check_block_scheduler(self, block_scheduler) -> None:
+        if not hasattr(block_scheduler, "get_single_core_loops"):
+            raise ConfigError(f"{self.kernel_name()}: BlockScheduler must be SingleCoreSplitkGemmIdentityBlockSwizzle")
+
     # -- host side -------------------------------------------------------------------------------
-    @staticmethod
-    def can_implement(args) -> bool:
-        """CATLASS ``CanImplement`` (always true; the ops layer validates user input)."""
-        return True
 
     def _sizes(self, args) -> tuple[int, int, int]:
         m, n, k = args.problem_shape

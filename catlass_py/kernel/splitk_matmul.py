@@ -22,9 +22,10 @@ from catlass_py.arch.memory import GlobalTensor, Resource
 from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
+from catlass_py.gemm.block.capabilities import PLAIN_CALL, BlockMmadRequirement
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
-from catlass_py.kernel._common import block_count, check_plain_block_call, offset_a, offset_b, offset_c, operand_layouts
-from catlass_py.kernel._reduce_add import add_slices_and_cast, check_positive_int, reduce_copies, reduce_element_types
+from catlass_py.kernel.gemm_kernel import GemmKernel, block_count, offset_a, offset_b, offset_c, operand_layouts
+from catlass_py.kernel.reduce_add import add_slices_and_cast, check_positive_int, reduce_copies, reduce_element_types
 from catlass_py.layout import RowMajor
 
 BYTE_PER_BLK = 32
@@ -152,34 +153,36 @@ class SplitkMatmulParams:
     splitk_factor: int
 
 
-class SplitkMatmul:
+class SplitkMatmul(GemmKernel):
     """CATLASS ``Gemm::Kernel::SplitkMatmul<BlockMmad, BlockEpilogue(void), BlockScheduler, ReduceAdd>``
     (see module doc). Assembly checks: synchronous BlockMmad storing the accumulator type (fp32), a
     ``SplitkGemmIdentityBlockSwizzle``-like scheduler, a ReduceAdd from that accumulator type."""
 
     Arguments = SplitkMatmulArguments
     Params = SplitkMatmulParams
+    block_mmad_needs = BlockMmadRequirement(PLAIN_CALL, asynchronous=False,
+                                            reason="the AIC signals the vector cores after its last call")
 
     def __init__(self, block_mmad, block_epilogue, block_scheduler, reduce_add: SplitkReduceAdd):
-        what = "SplitkMatmul"
-        if block_epilogue is not None:
-            raise ConfigError(f"{what}: BlockEpilogue must be void (None); the reduction is the ReduceAdd")
-        if getattr(block_mmad, "ASYNC", False):
-            raise ConfigError(f"{what}: the BlockMmad must be synchronous (the AIC signals after its last call)")
-        check_plain_block_call(what, block_mmad)
+        super().__init__(block_mmad, block_epilogue, block_scheduler)
+        what = self.kernel_name()
         if not isinstance(reduce_add, SplitkReduceAdd):
             raise ConfigError(f"{what}: ReduceAdd must be a SplitkReduceAdd, got {reduce_add!r}")
         if block_mmad.element_c != reduce_add.element_accumulator:
             raise ConfigError(f"{what}: the BlockMmad stores {block_mmad.element_c} partial sums but ReduceAdd reads "
                               f"{reduce_add.element_accumulator}")
-        if not hasattr(block_scheduler, "get_splitk_slice_idx"):
-            raise ConfigError(f"{what}: BlockScheduler must be a split-K scheduler (SplitkGemmIdentityBlockSwizzle)")
         if block_mmad.arch != reduce_add.arch:
             raise ConfigError(f"{what}: BlockMmad targets {block_mmad.arch.name}, ReduceAdd {reduce_add.arch.name}")
-        self.block_mmad = block_mmad
-        self.block_scheduler = block_scheduler
         self.reduce_add = reduce_add
-        self.arch = block_mmad.arch
+
+    def check_block_epilogue(self, block_epilogue) -> None:
+        if block_epilogue is not None:
+            raise ConfigError(f"{self.kernel_name()}: BlockEpilogue must be void (None); the reduction is the ReduceAdd")
+
+    def check_block_scheduler(self, block_scheduler) -> None:
+        if not hasattr(block_scheduler, "get_splitk_slice_idx"):
+            raise ConfigError(f"{self.kernel_name()}: BlockScheduler must be a split-K scheduler "
+                              f"(SplitkGemmIdentityBlockSwizzle)")
 
     # -- host side -------------------------------------------------------------------------------
     def get_splitk_factor(self, m: int, n: int, k: int, aic_core_num: int) -> int:
@@ -208,11 +211,6 @@ class SplitkMatmul:
         if k > 32768:
             factor = max(factor, 4)
         return factor
-
-    @staticmethod
-    def can_implement(args) -> bool:
-        """CATLASS ``CanImplement`` (always true; the ops layer validates user input)."""
-        return True
 
     def get_workspace_size(self, args: SplitkMatmulArguments) -> int:
         """``workspaceElementSize * m * n * splitkFactor`` bytes."""

@@ -24,11 +24,11 @@ from catlass_py.arch.memory import GlobalTensor, Resource
 from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError, KernelError
-from catlass_py.gemm.block.mmad_streamk import BlockMmadStreamk
+from catlass_py.gemm.block.capabilities import STREAMK_CALL, BlockMmadRequirement
 from catlass_py.gemm.block.swizzle_splitk import StreamkBlockDec
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
-from catlass_py.kernel._common import offset_a, offset_b, offset_c, operand_layouts
-from catlass_py.kernel._reduce_add import add_slices_and_cast, check_positive_int, reduce_copies, reduce_element_types
+from catlass_py.kernel.gemm_kernel import GemmKernel, offset_a, offset_b, offset_c, operand_layouts
+from catlass_py.kernel.reduce_add import add_slices_and_cast, check_positive_int, reduce_copies, reduce_element_types
 from catlass_py.layout import RowMajor
 
 BYTE_PER_BLK = 32
@@ -159,23 +159,18 @@ class StreamkMatmulParams:
     ptr_workspace: GlobalTensor
 
 
-class StreamkMatmul:
+class StreamkMatmul(GemmKernel):
     """CATLASS ``Gemm::Kernel::StreamkMatmul<BlockMmad, BlockEpilogue(void), BlockScheduler, ReduceAdd>``
     (see module doc). Assembly checks: a ``MmadAtlasA2Streamk`` BlockMmad, a stream-K scheduler, a ReduceAdd
     reading the accumulator type and writing C's type."""
 
     Arguments = StreamkMatmulArguments
     Params = StreamkMatmulParams
+    block_mmad_needs = BlockMmadRequirement(STREAMK_CALL, reason="a call computes a whole block or a stream-K range")
 
     def __init__(self, block_mmad, block_epilogue, block_scheduler, reduce_add: StreamkReduceAdd):
-        what = "StreamkMatmul"
-        if block_epilogue is not None:
-            raise ConfigError(f"{what}: BlockEpilogue must be void (None); the reduction is the ReduceAdd")
-        if not isinstance(block_mmad, BlockMmadStreamk):
-            raise ConfigError(f"{what}: BlockMmad must use MmadAtlasA2Streamk, got {type(block_mmad.policy).__name__}")
-        if not hasattr(block_scheduler, "get_streamk_block_dec"):
-            raise ConfigError(
-                f"{what}: BlockScheduler must be StreamkGemmIdentityBlockSwizzle, got {block_scheduler!r}")
+        super().__init__(block_mmad, block_epilogue, block_scheduler)
+        what = self.kernel_name()
         if not isinstance(reduce_add, StreamkReduceAdd):
             raise ConfigError(f"{what}: ReduceAdd must be a StreamkReduceAdd, got {reduce_add!r}")
         if reduce_add.element_accumulator != block_mmad.element_accumulator:
@@ -183,17 +178,18 @@ class StreamkMatmul:
                               f"{block_mmad.element_accumulator}")
         if reduce_add.element_out != block_mmad.element_c:
             raise ConfigError(f"{what}: ReduceAdd writes {reduce_add.element_out} but C is {block_mmad.element_c}")
-        self.block_mmad = block_mmad
-        self.block_scheduler = block_scheduler
         self.reduce_add = reduce_add
-        self.arch = block_mmad.arch
+
+    def check_block_epilogue(self, block_epilogue) -> None:
+        if block_epilogue is not None:
+            raise ConfigError(f"{self.kernel_name()}: BlockEpilogue must be void (None); the reduction is the ReduceAdd")
+
+    def check_block_scheduler(self, block_scheduler) -> None:
+        if not hasattr(block_scheduler, "get_streamk_block_dec"):
+            raise ConfigError(f"{self.kernel_name()}: BlockScheduler must be StreamkGemmIdentityBlockSwizzle, got "
+                              f"{block_scheduler!r}")
 
     # -- host side -------------------------------------------------------------------------------
-    @staticmethod
-    def can_implement(args) -> bool:
-        """CATLASS ``CanImplement`` (always true; the ops layer validates user input)."""
-        return True
-
     def get_workspace_size(self, args: StreamkMatmulArguments) -> int:
         """``max(2 MiB, L1.M * L1.N * sizeof(acc) * aicCoreNum * 2)`` bytes (two slots per core)."""
         l1 = self.block_mmad.l1_tile_shape

@@ -68,7 +68,7 @@ def test_example_10_assembles_and_fills_l0b_and_l0c_exactly():
     assert bm.l0a_tile_size * 2 == 32768
     assert bm.l0b_tile_size * 2 == 65536
     assert bm.l0c_tile_size * 1 == 131072
-    assert bm.ASYNC and bm.WITH_CALLBACK
+    assert bm.CAPABILITIES.asynchronous and bm.CAPABILITIES.callbacks == 2
     # "L1 M=128, K=128 -> l0AStages <= 4": four L0A stages still fit
     BlockMmad(cb(1, 2, 4, 2, 1), L1_EX10, L0_EX10, I8, I8, I32)
 
@@ -137,7 +137,7 @@ def test_event_ids_at_the_limit_are_fine():
 
 def test_pingpong_checks():
     bm = BlockMmad(MmadAtlasA2Pingpong(), GemmShape(128, 256, 256), GemmShape(128, 256, 64), I8, I8, I32)
-    assert bm.ASYNC is False
+    assert bm.CAPABILITIES.asynchronous is False
     with pytest.raises(ConfigError, match="786432"):   # (131072 + 262144) * 2 > 524288
         BlockMmad(MmadAtlasA2Pingpong(), GemmShape(128, 256, 1024), GemmShape(128, 256, 64), I8, I8, I32)
     with pytest.raises(ConfigError):                    # L0B: 256 x 256 int8 x 2 = 131072 > 65536

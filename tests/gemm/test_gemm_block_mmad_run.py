@@ -66,10 +66,11 @@ class BlockGemm:
                 c = p.gm_c[p.layout_c.offset(bc.m * l1.m, bc.n * l1.n)]
                 if log is not None:
                     log.append(("call", loop))
-                if self.block_mmad.ASYNC:
+                caps = self.block_mmad.CAPABILITIES
+                if caps.asynchronous:
                     before = (lambda i=loop: log.append(("before", i))) if log is not None else None
                     after = (lambda i=loop: log.append(("after", i))) if log is not None else None
-                    if self.block_mmad.WITH_CALLBACK:
+                    if caps.callbacks == 2:
                         bm(a, p.layout_a, b, p.layout_b, c, p.layout_c, actual, before, after)
                     else:
                         bm(a, p.layout_a, b, p.layout_b, c, p.layout_c, actual, after)

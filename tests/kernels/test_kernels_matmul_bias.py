@@ -99,7 +99,7 @@ def test_static_checks():
     with pytest.raises(ConfigError, match="cannot initialise"):
         EX.assemble(element="int8", bias_element="float16")
     plain = BlockMmad(MmadAtlasA2Pingpong(), (128, 256, 256), (128, 256, 64), t, t, t)
-    with pytest.raises(ConfigError, match="BlockMmadPingpongBias"):
+    with pytest.raises(ConfigError, match="only MmadAtlasA2PingpongBias fits"):
         MatmulBias(plain, None, GemmIdentityBlockSwizzle())
 
 

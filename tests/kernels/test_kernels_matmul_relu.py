@@ -109,7 +109,7 @@ def test_nz_prologue_is_accepted():
 def test_assembly_and_argument_errors():
     t = GemmType("float16", RowMajor)
     pingpong = BlockMmad(MmadAtlasA2Pingpong(), (128, 256, 256), (128, 256, 64), t, t, t)
-    with pytest.raises(ConfigError, match="BlockMmadPreload"):
+    with pytest.raises(ConfigError, match="only MmadAtlasA2Preload fits"):
         OptimizedMatmul(None, None, pingpong, None, GemmIdentityBlockSwizzle())
     preload = BlockMmad(MmadAtlasA2Preload(), (128, 256, 256), (128, 256, 64), t, t, t)
     with pytest.raises(ConfigError, match="PrologueA writes"):

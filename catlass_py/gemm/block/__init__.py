@@ -1,6 +1,17 @@
-"""Block layer of the GEMM side: BlockMmad implementations and block schedulers."""
+"""Block layer of the GEMM side (CATLASS ``Gemm::Block``): BlockMmad implementations, their capabilities, and the
+block schedulers."""
 
-from catlass_py.gemm.block.block_mmad import BlockMmad, register_block_mmad
+from catlass_py.gemm.block.block_mmad import BlockMmad, check_block_mmad, register_block_mmad, registered_block_mmads
+from catlass_py.gemm.block.capabilities import (
+    BIAS_CALL,
+    PLAIN_CALL,
+    PRELOAD_CALL,
+    SINGLE_CORE_SPLITK_CALL,
+    STREAMK_CALL,
+    BlockMmadCall,
+    BlockMmadCapabilities,
+    BlockMmadRequirement,
+)
 from catlass_py.gemm.block.mmad_pingpong import BlockMmadPingpong
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
@@ -14,18 +25,22 @@ from catlass_py.gemm.block.swizzle_splitk import (
     StreamkBlockDec,
     StreamkGemmIdentityBlockSwizzle,
 )
-from catlass_py.gemm.dispatch_policy import MmadAtlasA2SingleCoreSplitk, MmadAtlasA2Streamk
-
-register_block_mmad(MmadAtlasA2SingleCoreSplitk, BlockMmadSingleCoreSplitk)
-register_block_mmad(MmadAtlasA2Streamk, BlockMmadStreamk)
 
 __all__ = [
+    "BIAS_CALL",
+    "PLAIN_CALL",
+    "PRELOAD_CALL",
+    "SINGLE_CORE_SPLITK_CALL",
+    "STREAMK_CALL",
     "BlockMmad",
+    "BlockMmadCall",
+    "BlockMmadCapabilities",
     "BlockMmadPingpong",
     "BlockMmadPingpongBias",
     "BlockMmadPreload",
     "BlockMmadPreloadAsync",
     "BlockMmadPreloadAsyncWithCallback",
+    "BlockMmadRequirement",
     "BlockMmadSingleCoreSplitk",
     "BlockMmadStreamk",
     "GemmIdentityBlockSwizzle",
@@ -33,5 +48,7 @@ __all__ = [
     "SplitkGemmIdentityBlockSwizzle",
     "StreamkBlockDec",
     "StreamkGemmIdentityBlockSwizzle",
+    "check_block_mmad",
     "register_block_mmad",
+    "registered_block_mmads",
 ]

@@ -3,21 +3,30 @@
 ``BlockMmad(policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type, ...)`` assembles (and checks) the
 implementation that the dispatch policy selects, like the C++ partial specialisation; calling the assembled
 object with a cube core's resource builds the per-core instance (the C++ constructor).
+
+This module is the one registry of BlockMmad implementations (:func:`register_block_mmad` adds one). Each
+implementation declares its :class:`~catlass_py.gemm.block.capabilities.BlockMmadCapabilities`; kernels check
+them at assembly with :func:`check_block_mmad`, whose error lists the registered policies that would fit.
 """
 
 from __future__ import annotations
 
 from catlass_py.errors import ConfigError
+from catlass_py.gemm.block.capabilities import BlockMmadCapabilities, BlockMmadRequirement
 from catlass_py.gemm.block.mmad_pingpong import BlockMmadPingpong
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
 from catlass_py.gemm.block.mmad_preload_async import BlockMmadPreloadAsync, BlockMmadPreloadAsyncWithCallback
+from catlass_py.gemm.block.mmad_single_core_splitk import BlockMmadSingleCoreSplitk
+from catlass_py.gemm.block.mmad_streamk import BlockMmadStreamk
 from catlass_py.gemm.dispatch_policy import (
     MmadAtlasA2Pingpong,
     MmadAtlasA2PingpongBias,
     MmadAtlasA2Preload,
     MmadAtlasA2PreloadAsync,
     MmadAtlasA2PreloadAsyncWithCallback,
+    MmadAtlasA2SingleCoreSplitk,
+    MmadAtlasA2Streamk,
 )
 
 _IMPLEMENTATIONS = [
@@ -26,12 +35,23 @@ _IMPLEMENTATIONS = [
     (MmadAtlasA2Pingpong, BlockMmadPingpong),
     (MmadAtlasA2Preload, BlockMmadPreload),
     (MmadAtlasA2PingpongBias, BlockMmadPingpongBias),
+    (MmadAtlasA2SingleCoreSplitk, BlockMmadSingleCoreSplitk),
+    (MmadAtlasA2Streamk, BlockMmadStreamk),
 ]
 
 
 def register_block_mmad(policy_type: type, implementation: type) -> None:
-    """Add a BlockMmad implementation for a dispatch policy type (a new C++ specialisation)."""
+    """Add a BlockMmad implementation for a dispatch policy type (a new C++ specialisation). The implementation
+    declares ``CAPABILITIES`` (a :class:`BlockMmadCapabilities`): what kernels can do with it."""
+    if not isinstance(getattr(implementation, "CAPABILITIES", None), BlockMmadCapabilities):
+        raise ConfigError(f"register_block_mmad: {implementation.__name__} must declare CAPABILITIES, a "
+                          f"BlockMmadCapabilities (its call signature, asynchronous or not, its callbacks)")
     _IMPLEMENTATIONS.insert(0, (policy_type, implementation))
+
+
+def registered_block_mmads() -> list[tuple[type, type]]:
+    """(dispatch policy type, BlockMmad implementation) pairs, most recently registered first."""
+    return list(_IMPLEMENTATIONS)
 
 
 def BlockMmad(policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type, bias_type=None, tile_copy=None,
@@ -44,3 +64,23 @@ def BlockMmad(policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type, bias
             return impl(policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type, bias_type, tile_copy, tile_mmad)
     names = ", ".join(p.__name__ for p, _ in _IMPLEMENTATIONS)
     raise ConfigError(f"BlockMmad: no implementation for dispatch policy {policy!r} (available: {names})")
+
+
+def check_block_mmad(what: str, block_mmad, requirement: BlockMmadRequirement) -> BlockMmadCapabilities:
+    """Raise :class:`ConfigError` unless ``block_mmad`` is an assembled BlockMmad whose capabilities meet the
+    kernel's ``requirement``; the message names the policy, what the kernel needs and the registered policies
+    that fit. Returns the block's capabilities."""
+    capabilities = getattr(type(block_mmad), "CAPABILITIES", None)
+    if not isinstance(capabilities, BlockMmadCapabilities) or not hasattr(block_mmad, "policy"):
+        raise ConfigError(f"{what}: BlockMmad must be an assembled BlockMmad (catlass_py.gemm.block.BlockMmad(...)), "
+                          f"got {block_mmad!r}")
+    if requirement.accepts(capabilities):
+        return capabilities
+    fit = [p.__name__ for p, impl in _IMPLEMENTATIONS if requirement.accepts(impl.CAPABILITIES)]
+    hint = (f"only {fit[0]} fits" if len(fit) == 1 else f"policies that fit: {', '.join(fit)}" if fit
+            else "no registered policy fits")
+    raise ConfigError(f"{what}: {type(block_mmad.policy).__name__}'s BlockMmad is {capabilities}, but the kernel "
+                      f"needs {requirement}; {hint}")
+
+
+__all__ = ["BlockMmad", "check_block_mmad", "register_block_mmad", "registered_block_mmads"]

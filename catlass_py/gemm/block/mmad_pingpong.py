@@ -10,6 +10,7 @@ from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm.block._base import BlockMmadSpec
 from catlass_py.gemm.block._instance import PingpongStagesInstance
+from catlass_py.gemm.block.capabilities import PLAIN_CALL, BlockMmadCapabilities
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2Pingpong
 from catlass_py.layout import zN
@@ -24,7 +25,7 @@ class BlockMmadPingpong(BlockMmadSpec):
     """
 
     name = "BlockMmadPingpong"
-    ASYNC = False
+    CAPABILITIES = BlockMmadCapabilities(PLAIN_CALL)
 
     def __init__(self, policy: MmadAtlasA2Pingpong, *args):
         super().__init__(policy, *args)

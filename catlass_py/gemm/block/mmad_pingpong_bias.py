@@ -21,6 +21,7 @@ from __future__ import annotations
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.block._base import BlockMmadSpec
+from catlass_py.gemm.block.capabilities import BIAS_CALL, BlockMmadCapabilities
 from catlass_py.gemm.block.mmad_pingpong import _PingpongBlock
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2PingpongBias
 from catlass_py.gemm.gemm_type import GemmType
@@ -38,7 +39,7 @@ class BlockMmadPingpongBias(BlockMmadSpec):
     """
 
     name = "BlockMmadPingpongBias"
-    ASYNC = False
+    CAPABILITIES = BlockMmadCapabilities(BIAS_CALL)
 
     def __init__(self, policy: MmadAtlasA2PingpongBias, *args):
         super().__init__(policy, *args)

@@ -25,6 +25,7 @@ from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm.block._base import BlockMmadSpec
 from catlass_py.gemm.block._instance import PingpongStagesInstance, part_len
+from catlass_py.gemm.block.capabilities import PRELOAD_CALL, BlockMmadCapabilities
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2Preload
 from catlass_py.layout import zN
@@ -40,7 +41,7 @@ class BlockMmadPreload(BlockMmadSpec):
     """
 
     name = "BlockMmadPreload"
-    ASYNC = False
+    CAPABILITIES = BlockMmadCapabilities(PRELOAD_CALL)
 
     def __init__(self, policy: MmadAtlasA2Preload, *args):
         super().__init__(policy, *args)

@@ -30,6 +30,7 @@ from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm.block._base import BlockMmadSpec
 from catlass_py.gemm.block._instance import BlockMmadInstance, carve_stages
+from catlass_py.gemm.block.capabilities import PLAIN_CALL, BlockMmadCapabilities
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2PreloadAsync
 from catlass_py.layout import zN
@@ -45,8 +46,7 @@ class BlockMmadPreloadAsync(BlockMmadSpec):
     """
 
     name = "BlockMmadPreloadAsync"
-    ASYNC = True
-    WITH_CALLBACK = False
+    CAPABILITIES = BlockMmadCapabilities(PLAIN_CALL, asynchronous=True, callbacks=1)
 
     def __init__(self, policy: MmadAtlasA2PreloadAsync, *args):
         super().__init__(policy, *args)
@@ -75,7 +75,7 @@ class BlockMmadPreloadAsyncWithCallback(BlockMmadPreloadAsync):
     to free the workspace slot before, and signals "stored" after)."""
 
     name = "BlockMmadPreloadAsyncWithCallback"
-    WITH_CALLBACK = True
+    CAPABILITIES = BlockMmadCapabilities(PLAIN_CALL, asynchronous=True, callbacks=2)
 
 
 @dataclass
@@ -154,7 +154,7 @@ class _PreloadAsyncBlock(BlockMmadInstance):
         (and so never runs its callbacks, like the C++)."""
         spec, ctx = self.spec, self.ctx
         p = spec.policy
-        if not spec.WITH_CALLBACK:
+        if spec.CAPABILITIES.callbacks == 1:
             # PreloadAsync's single callback is the C++ `callback`, invoked after the fixpipe; it arrives as the
             # 8th positional argument or as callback_after_fixpipe= (never drop one silently).
             if callback_before_fixpipe is not None and callback_after_fixpipe is not None:

@@ -19,6 +19,7 @@ from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm.block._base import EVENT_IDS
 from catlass_py.gemm.block._instance import BlockMmadInstance, carve_stages, part_len
+from catlass_py.gemm.block.capabilities import SINGLE_CORE_SPLITK_CALL, BlockMmadCapabilities
 from catlass_py.gemm.coord import GemmCoord, GemmShape, ceil_div, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2SingleCoreSplitk
 from catlass_py.gemm.gemm_type import GemmType
@@ -46,7 +47,7 @@ class BlockMmadSingleCoreSplitk:
     """
 
     name = "BlockMmadSingleCoreSplitk"
-    ASYNC = False
+    CAPABILITIES = BlockMmadCapabilities(SINGLE_CORE_SPLITK_CALL)
 
     def __init__(self, policy: MmadAtlasA2SingleCoreSplitk, l1_tile_shape, l0_tile_shape, a_type: GemmType,
                  b_type: GemmType, c_type: GemmType, bias_type=None, tile_copy=None, tile_mmad=None):

@@ -17,6 +17,7 @@ from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm.block._base import BlockMmadSpec
 from catlass_py.gemm.block._instance import PingpongStagesInstance, part_len
+from catlass_py.gemm.block.capabilities import STREAMK_CALL, BlockMmadCapabilities
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_down, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2Streamk
 from catlass_py.gemm.gemm_type import GemmType
@@ -35,7 +36,7 @@ class BlockMmadStreamk(BlockMmadSpec):
     """
 
     name = "BlockMmadStreamk"
-    ASYNC = False
+    CAPABILITIES = BlockMmadCapabilities(STREAMK_CALL)
 
     def __init__(self, policy: MmadAtlasA2Streamk, *args):
         super().__init__(policy, *args)

@@ -1,18 +1,25 @@
 """What CATLASS's two vector-core reductions of fp32 partial sums share (``SplitkReduceAdd`` in
 ``splitk_matmul.hpp``, ``StreamkReduceAdd`` in ``streamk_matmul.hpp``): checks of the element types, the
-GM <-> UB copies, and the add-then-cast step between loading the slices and storing the result."""
+GM <-> UB copies, and the add-then-cast step between loading the slices and storing the result; and the
+rounding of CATLASS's vector casts of fp32 results (:func:`cast_mode`, also used by ``RemovePaddingNDAndCast``)."""
 
 from __future__ import annotations
 
 from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
-from catlass_py.kernel._common import cast_mode
 from catlass_py.layout import RowMajor
 from catlass_py.numerics import dtypes as dt
+from catlass_py.numerics.rounding import RoundMode
 from catlass_py.tile.copy_gm_ub import CopyGm2Ub, CopyUb2Gm
 from catlass_py.tile.vector import vector_cast
 from catlass_py.tile.vector_elementwise import vector_add
+
+
+def cast_mode(element_out) -> RoundMode:
+    """How CATLASS's vector cores cast fp32 results to the output type: ``CAST_NONE`` to half, ``CAST_RINT`` to
+    anything else."""
+    return RoundMode.NONE if element_out == dt.FLOAT16 else RoundMode.RINT
 
 
 def check_positive_int(what: str, name: str, v) -> None:
@@ -50,4 +57,4 @@ def add_slices_and_cast(ctx, spec, acc, out, slice_stride: int, count: int, slic
     ctx.wait_flag(HardEvent.V_MTE3, event_id)
 
 
-__all__ = ["add_slices_and_cast", "check_positive_int", "reduce_copies", "reduce_element_types"]
+__all__ = ["add_slices_and_cast", "cast_mode", "check_positive_int", "reduce_copies", "reduce_element_types"]

@@ -1,0 +1,36 @@
+"""What CATLASS's grouped kernels share: scalar reads of the group list from GM, and the blocks of all groups
+dealt round robin over the cores (``startCoreIdx``)."""
+
+from __future__ import annotations
+
+from catlass_py.arch.memory import GlobalTensor
+from catlass_py.arch.pipes import Pipe
+
+
+def get_value(ctx, gm: GlobalTensor, index: int) -> int:
+    """Ascend C ``GlobalTensor::GetValue(index)``: one scalar read from GM (S pipe)."""
+    value = int(gm.view(index + 1)[index])
+    if ctx.bus.instructions:
+        ctx.emit(Pipe.S, "GetValue", gm_reads=(gm.access(index, 1),))
+    return value
+
+
+class RoundRobinGroups:
+    """The blocks of all groups as one sequence dealt round robin over the cores (CATLASS's ``startCoreIdx``):
+    block 0 of a group goes to the core after the one that took the previous group's last block. With one group
+    this is the plain ``loop = coreIdx, coreIdx + coreNum, ...`` of the single-problem kernels."""
+
+    def __init__(self, core_idx: int, core_num: int):
+        self.core_idx, self.core_num = core_idx, core_num
+        self.start_core = 0
+
+    def loops(self, core_loops: int) -> range:
+        """This core's block indices in a group of ``core_loops`` blocks (from CATLASS's ``startLoopIdx``); the next
+        call deals the next group."""
+        core, num, start = self.core_idx, self.core_num, self.start_core
+        loops = range((core + num if core < start else core) - start, core_loops, num)
+        self.start_core = (self.start_core + core_loops) % self.core_num
+        return loops
+
+
+__all__ = ["RoundRobinGroups", "get_value"]
