@@ -17,7 +17,7 @@ import time
 
 from catlass_py.analysis import CostModel, write_chrome_trace
 from catlass_py.arch import LaunchParams
-from catlass_py.runner import load_example
+from catlass_py.cli import load_script
 
 
 def _run(example, argv, cores, mode, tmpdir):
@@ -46,7 +46,7 @@ def main(argv=None) -> None:
     ap.add_argument("--cores", type=int, default=None)
     ap.add_argument("--repeat", type=int, default=2)
     ns = ap.parse_args(argv)
-    example = load_example("10")
+    example = load_script("10")
     modes = ("plain", "cost", "full")
     best = {m: (float("inf"), float("inf")) for m in modes}
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,8 +1,13 @@
-"""The ``catlass-py`` command: list and run the CATLASS examples on the simulated machine.
+"""The ``catlass-py`` command: list and run the CATLASS examples (or a user's example script) on the simulated
+machine.
 
     catlass-py list
     catlass-py run 10_grouped_matmul_slice_m_per_token_dequant 128 512 1024 2048 [--cores N] [--seed S] [--json]
         [--trace out.json] [--timeline out.png] [--detect-races] [--seeds N]
+    catlass-py run path/to/my_kernel.py ARGS [same options]
+
+A user file defines what a shipped example does (``NAME``, ``USAGE``, ``run()``; :mod:`catlass_py.runner`) and
+runs with every analysis option. :func:`load_script` is the one loader of example scripts.
 
 ``run`` prints CATLASS's verdict line ("Compare success." on stdout, or "Compare failed. Error count: N" on
 stderr) and a summary table with the cost model's predicted device time, cube utilisation and per-pipe busy
@@ -16,15 +21,61 @@ interleavings disagree) and 2 for bad arguments (CATLASS itself always exits 0).
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import inspect
 import json
+import pathlib
+import pkgutil
 import sys
 
 from rich.console import Console
 from rich.table import Table
 
 from catlass_py.errors import ArgumentError, CatlassError
-from catlass_py.runner import BlockProgress, ExampleResult, example_names, load_example
+from catlass_py.runner import BlockProgress, ExampleResult
+
+EXAMPLES_PACKAGE = "catlass_py.examples"  # the shipped example scripts (examples/ in the repository)
+
+
+def example_names() -> list[str]:
+    """Names of the shipped examples, sorted."""
+    spec = importlib.util.find_spec(EXAMPLES_PACKAGE)
+    return sorted(m.name for m in pkgutil.iter_modules(spec.submodule_search_locations) if not m.name.startswith("_"))
+
+
+def _load_file(path: pathlib.Path):
+    module_name = f"catlass_py_script_{abs(hash(str(path.resolve()))):x}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    if not callable(getattr(module, "run", None)):
+        raise ArgumentError(f"example: {path} defines no run(argv, *, cores, seed, observers, progress, options) "
+                            "(see catlass_py.runner for what an example script defines)")
+    if not hasattr(module, "NAME"):
+        module.NAME = path.stem
+    return module
+
+
+def load_script(name: str):
+    """The example script ``name``: a path to a user's ``.py`` file (``catlass-py run path/to/my_kernel.py``), or
+    a shipped example by name or unique prefix (such as ``10``)."""
+    path = pathlib.Path(name)
+    if name.endswith(".py") or path.is_file():
+        if not path.is_file():
+            raise ArgumentError(f"example: no such file {name!r}")
+        return _load_file(path)
+    names = example_names()
+    matches = [n for n in names if n == name] or [n for n in names if n.startswith(name)]
+    if len(matches) != 1:
+        hint = f"one of {', '.join(names)}" if not matches else f"ambiguous: {', '.join(matches)}"
+        raise ArgumentError(f"example: expected {hint} (or a path to an example script); got {name!r}")
+    return importlib.import_module(f"{EXAMPLES_PACKAGE}.{matches[0]}")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the runnable examples")
     run = sub.add_parser("run", help="run an example with CATLASS's positional arguments")
-    run.add_argument("example", help="example name (or a unique prefix, e.g. 10)")
+    run.add_argument("example", help="example name (or a unique prefix, e.g. 10), or a path to an example script")
     run.add_argument("args", nargs="*", help="the example's positional arguments (see 'catlass-py list')")
     run.add_argument("--cores", type=int, default=None, help="AI cores to launch on (default: all of the arch)")
     run.add_argument("--seed", type=int, default=None, help="interleaving seed of the simulated cores")
@@ -52,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
 def _list(console: Console) -> int:
     # One entry per example: the command line to type, then what it computes (wraps at any width).
     for name in example_names():
-        mod = load_example(name)
+        mod = load_script(name)
         console.print(f"[bold]{name}[/bold] {getattr(mod, 'USAGE', '')}", highlight=False)
         console.print(f"    {getattr(mod, 'SUMMARY', '')}", highlight=False, markup=False)
     return 0
@@ -108,7 +159,7 @@ def _analyse(example, ns, progress_hook) -> ExampleResult:
         raise ArgumentError(f"--seeds: expected a count >= 0, got {ns.seeds}")
     takes_options = "options" in inspect.signature(example.run).parameters
     if not takes_options and (ns.detect_races or ns.seeds):
-        raise ArgumentError(f"--detect-races/--seeds: example {example.__name__.rsplit('.', 1)[-1]} does not take "
+        raise ArgumentError(f"--detect-races/--seeds: example {example.NAME} does not take "
                             "launch options (its run() has no 'options' parameter)")
     extra = {"options": LaunchParams(detect_races=ns.detect_races)} if takes_options else {}
     cost = CostModel(record=bool(ns.trace or ns.timeline))
@@ -141,7 +192,7 @@ def _analyse(example, ns, progress_hook) -> ExampleResult:
 
 
 def _run(ns, console: Console, err: Console) -> int:
-    example = load_example(ns.example)
+    example = load_script(ns.example)
     progress_hook = None
     progress = None
     if not ns.json and console.is_terminal:
@@ -188,7 +239,8 @@ def main(argv=None) -> int:
 
 
 def run_example_main(name: str, argv) -> int:
-    """``python examples/NN_name.py args...`` behaves like ``catlass-py run NN_name args...``."""
+    """``python examples/NN_name.py args...`` behaves like ``catlass-py run NN_name args...`` (a user's script
+    passes its path, ``__file__``)."""
     return main(["run", name, *argv])
 
 

@@ -1,22 +1,23 @@
 """What runnable examples share: the result record, CATLASS-style argument parsing, a progress observer, and the
 host-side steps of ``run()`` around the launch (:func:`to_device`, :class:`ExampleRun`).
 
-An example module (``examples/NN_name.py``, importable as ``catlass_py.examples.NN_name``) defines:
+An example script - a shipped one (``examples/NN_name.py``, importable as ``catlass_py.examples.NN_name``) or a
+user's file that ``catlass-py run path/to/file.py`` loads (:func:`catlass_py.cli.load_script`) - defines:
 
+* ``NAME``: its name (a user file defaults to the file's stem);
 * ``USAGE``: the positional arguments, as CATLASS's usage line (e.g. ``"problem_count m n k [device_id]"``);
 * ``SUMMARY``: one line for ``catlass-py list``;
-* ``assemble(...)``: the kernel, built step by step like the C++ example;
 * ``run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult``:
   ``observers`` join the launch (cost model, trace, ...), ``options`` is the launch's
   :class:`~catlass_py.arch.LaunchParams` (``detect_races``, ``preempt_on_set``); the result carries a digest
   of the output (``output_digest``) and the :class:`~catlass_py.arch.LaunchResult` (``launch_result``).
+
+The shipped examples build their kernels with :mod:`catlass_py.assemblies`.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib
-import pkgutil
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
@@ -83,23 +84,6 @@ def parse_positional(name: str, usage: str, argv: list[str]) -> list[int]:
         except ValueError:
             raise ArgumentError(f"{label.strip('[]')}: expected an integer, got {text!r} (usage: {name} {usage})") from None
     return out
-
-
-def example_names() -> list[str]:
-    """Names of the runnable examples, sorted."""
-    import catlass_py.examples as pkg
-
-    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
-
-
-def load_example(name: str):
-    """Import example ``name`` (or a unique prefix such as ``10``)."""
-    names = example_names()
-    matches = [n for n in names if n == name] or [n for n in names if n.startswith(name)]
-    if len(matches) != 1:
-        hint = f"one of {', '.join(names)}" if not matches else f"ambiguous: {', '.join(matches)}"
-        raise ArgumentError(f"example: expected {hint}; got {name!r}")
-    return importlib.import_module(f"catlass_py.examples.{matches[0]}")
 
 
 class BlockProgress(Observer):

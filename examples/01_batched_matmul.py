@@ -3,10 +3,11 @@
     python examples/01_batched_matmul.py 4 256 512 1024
     catlass-py run 01_batched_matmul 4 256 512 1024 --cores 4 --json
 
-C[b] = A[b] @ B[b] for b < batch_count, fp16 in and out. The assembly follows ``batched_matmul.cpp``, which
-picks the block swizzle at runtime: ``<3,0>`` (down first) when m > n, else ``<3,1>`` (right first). The
-inputs are generated like the C++ host code: ``FillRandomData<fp16_t>(host, -5, 5)`` with *int* bounds, so
-the generic template computes ``rand() / RAND_MAX`` in integer arithmetic and nearly every value is -5.
+C[b] = A[b] @ B[b] for b < batch_count, fp16 in and out. The assembly (:mod:`catlass_py.assemblies.batched_matmul`)
+follows ``batched_matmul.cpp``, which picks the block swizzle at runtime: ``<3,0>`` (down first) when m > n, else
+``<3,1>`` (right first). The inputs are generated like the C++ host code: ``FillRandomData<fp16_t>(host, -5, 5)``
+with *int* bounds, so the generic template computes ``rand() / RAND_MAX`` in integer arithmetic and nearly every
+value is -5.
 """
 
 from __future__ import annotations
@@ -17,43 +18,16 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
-from catlass_py.gemm import GemmCoord, GemmShape, GemmType, MmadAtlasA2Pingpong
-from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
-from catlass_py.kernel import BatchedMatmul, DeviceGemm
+from catlass_py.assemblies.batched_matmul import assemble, swizzle_for
+from catlass_py.gemm import GemmCoord
+from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import RowMajor
+from catlass_py.ops.batched_matmul import validate_inputs
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 
 NAME = "01_batched_matmul"
 USAGE = "batch_count m n k [device_id]"
 SUMMARY = "C[b] = A[b] @ B[b], fp16 (BatchedMatmul + MmadAtlasA2Pingpong, swizzle <3,0> if m > n else <3,1>)"
-
-
-def swizzle_for(m: int, n: int) -> tuple[int, int]:
-    """The example's runtime choice: ``GemmIdentityBlockSwizzle<3, 0>`` when m > n, else ``<3, 1>``."""
-    return (3, 0) if m > n else (3, 1)
-
-
-def assemble(arch=ATLAS_A2, *, swizzle=(3, 0), element="float16", layout_a=RowMajor, layout_b=RowMajor,
-             out_element=None, dispatch_policy=None):
-    """Build the kernel like the C++ example for one swizzle (the C++ instantiates both and picks one at
-    runtime, see :func:`swizzle_for`). The keywords swap template parameters: element, operand layouts (the
-    C++ comments allow RowMajor or ColumnMajor for A and B), C's element and the dispatch policy."""
-    # 1. Dispatch policy: 2-stage ping-pong with the unit flag (off for int8, as CATLASS requires).
-    if dispatch_policy is None:
-        dispatch_policy = MmadAtlasA2Pingpong(enable_unit_flag=element != "int8")
-    # 2. Tile shapes: 128 x 256 blocks; L1 K = 256, L0 K = 64.
-    l1_tile_shape = GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(128, 256, 64)
-    # 3. Operand types; C must be RowMajor.
-    if out_element is None:
-        out_element = "int32" if element == "int8" else element
-    a_type = GemmType(element, layout_a)
-    b_type = GemmType(element, layout_b)
-    c_type = GemmType(out_element, RowMajor)
-    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type)
-    # 4. Scheduler and kernel (no epilogue).
-    block_scheduler = GemmIdentityBlockSwizzle(*swizzle)
-    return BatchedMatmul(block_mmad, None, block_scheduler)
 
 
 def make_inputs(batch_count: int, m: int, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -67,8 +41,6 @@ def make_inputs(batch_count: int, m: int, n: int, k: int) -> tuple[np.ndarray, n
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
     """Run the example with CATLASS's arguments ``batch_count m n k [device_id]``."""
     batch_count, m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
-    from catlass_py.ops.batched_matmul import validate_inputs
-
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num

@@ -3,12 +3,12 @@
     python examples/02_grouped_matmul_slice_m.py 8 512 256 1024
     catlass-py run 02_grouped_matmul_slice_m 8 512 256 1024 --cores 4 --json
 
-A [m, k] is split along M by a group list (inclusive prefix sums); group g computes
-C[rows_g] = A[rows_g] @ B_g with its own B_g [k, n], stored column-major (n x k) back to back. fp16 in and
-out. The assembly follows ``grouped_matmul_slice_m.cpp``, which picks its tiling at runtime: for k > n an
-L1 tile of 256 x 128 x 256 with 4 L0B stages and swizzle ``<3,0>``, else 128 x 256 x 256 with 4 L0A stages
-and ``<3,1>``; both use ``MmadAtlasA2PreloadAsync`` (preload 1, unit flag and shuffle-K on). Inputs as the
-C++: A then B from glibc's stream (``-5.0..5.0`` in double), then ``GenerateGroupList(m, G)``.
+A [m, k] is split along M by a group list (inclusive prefix sums); group g computes C[rows_g] = A[rows_g] @ B_g with
+its own B_g [k, n], stored column-major (n x k) back to back. fp16 in and out. The assembly
+(:mod:`catlass_py.assemblies.grouped_matmul_slice_m`) follows ``grouped_matmul_slice_m.cpp``, which picks its tiling
+at runtime: for k > n an L1 tile of 256 x 128 x 256 with 4 L0B stages and swizzle ``<3,0>``, else 128 x 256 x 256
+with 4 L0A stages and ``<3,1>``; both use ``MmadAtlasA2PreloadAsync`` (preload 1, unit flag and shuffle-K on).
+Inputs as the C++: A then B from glibc's stream (``-5.0..5.0`` in double), then ``GenerateGroupList(m, G)``.
 """
 
 from __future__ import annotations
@@ -19,50 +19,16 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
-from catlass_py.gemm import GemmCoord, GemmShape, GemmType, MmadAtlasA2PreloadAsync
-from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
-from catlass_py.kernel import DeviceGemm, GroupedMatmulSliceM
-from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.assemblies.grouped_matmul_slice_m import assemble, tiling_for
+from catlass_py.gemm import GemmCoord
+from catlass_py.kernel import DeviceGemm
+from catlass_py.layout import ColumnMajor
+from catlass_py.ops.grouped_matmul_slice_m import validate_inputs
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 
 NAME = "02_grouped_matmul_slice_m"
 USAGE = "problem_count m n k [device_id]"
 SUMMARY = "grouped C[rows_g] = A[rows_g] @ B_g, A split along M, fp16 (GroupedMatmulSliceM + PreloadAsync)"
-
-
-def tiling_for(n: int, k: int) -> str:
-    """The example's runtime choice: ``'k>n'`` (L1 256x128x256, L0A 2 / L0B 4 stages, swizzle <3,0>) or
-    ``'k<=n'`` (L1 128x256x256, L0A 4 / L0B 2 stages, swizzle <3,1>)."""
-    return "k>n" if k > n else "k<=n"
-
-
-def assemble(arch=ATLAS_A2, *, tiling="k<=n", element="float16", layout_b=ColumnMajor, out_element=None,
-             segmented=False, dispatch_policy=None):
-    """Build one of the example's two kernels (``tiling`` = ``'k>n'`` or ``'k<=n'``, see :func:`tiling_for`).
-    Keywords swap template parameters: the element (the unit flag is turned off for int8), B's layout, C's
-    element, ``segmented`` (the ``CATLASS_EXPERIMENTAL_GROUPLIST_SEGMENTED`` build: the group list holds group
-    sizes) and the dispatch policy."""
-    if tiling not in ("k>n", "k<=n"):
-        raise ValueError(f"tiling must be 'k>n' or 'k<=n', got {tiling!r}")
-    wide_m = tiling == "k>n"
-    # 1. Dispatch policy: preload 1 tile, 2 L1 stages, 4 stages on the L0 side that holds the smaller tile.
-    if dispatch_policy is None:
-        dispatch_policy = MmadAtlasA2PreloadAsync(
-            preload_stages=1, l1_stages=2, l0a_stages=2 if wide_m else 4, l0b_stages=4 if wide_m else 2,
-            l0c_stages=1, enable_unit_flag=element != "int8", enable_shuffle_k=True)
-    # 2. Tile shapes.
-    l1_tile_shape = GemmShape(256, 128, 256) if wide_m else GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(256, 128, 64) if wide_m else GemmShape(128, 256, 64)
-    # 3. Operand types: A row-major [m, k], every B_g column-major [k, n], C row-major [m, n].
-    if out_element is None:
-        out_element = "int32" if element == "int8" else element
-    a_type = GemmType(element, RowMajor)
-    b_type = GemmType(element, layout_b)
-    c_type = GemmType(out_element, RowMajor)
-    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type)
-    # 4. Scheduler and kernel (no epilogue, int64 group list).
-    block_scheduler = GemmIdentityBlockSwizzle(3, 0) if wide_m else GemmIdentityBlockSwizzle(3, 1)
-    return GroupedMatmulSliceM(block_mmad, None, block_scheduler, "int64", group_list_segmented=segmented)
 
 
 def make_inputs(problem_count: int, m: int, n: int, k: int, *, segmented: bool = False):
@@ -78,8 +44,6 @@ def make_inputs(problem_count: int, m: int, n: int, k: int, *, segmented: bool =
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
     """Run the example with CATLASS's arguments ``problem_count m n k [device_id]``."""
     problem_count, m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
-    from catlass_py.ops.grouped_matmul_slice_m import validate_inputs
-
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num

@@ -3,12 +3,12 @@
     python examples/05_grouped_matmul_slice_k.py 8 256 512 1024
     catlass-py run 05_grouped_matmul_slice_k 8 256 512 1024 --cores 4 --json
 
-The K axis is split by a group list (inclusive prefix sums over k): C_g = A[:, K_g] @ B[K_g, :] for every
-group, C is [G, m, n]. A is column-major, B row-major, fp16 in and out. Groups with an empty K slice get
-C_g = 0 from the vector cores (``MemFill``); the device C starts uninitialised (here: the poison pattern,
-NaN in fp16), so a missing zero fill shows. The assembly follows ``grouped_matmul_slice_k.cpp``
-(``MmadAtlasA2PreloadAsync<1, 2, 4, 2, 1, true, true>``, L1 128x256x256, L0 128x256x64, swizzle ``<3,1>``).
-The inputs are generated like the C++, whose bounds are ``fp16_t`` values: see
+The K axis is split by a group list (inclusive prefix sums over k): C_g = A[:, K_g] @ B[K_g, :] for every group, C
+is [G, m, n]. A is column-major, B row-major, fp16 in and out. Groups with an empty K slice get C_g = 0 from the
+vector cores (``MemFill``); the device C starts uninitialised (here: the poison pattern, NaN in fp16), so a missing
+zero fill shows. The assembly (:mod:`catlass_py.assemblies.grouped_matmul_slice_k`) follows
+``grouped_matmul_slice_k.cpp`` (``MmadAtlasA2PreloadAsync<1, 2, 4, 2, 1, true, true>``, L1 128x256x256, L0
+128x256x64, swizzle ``<3,1>``). The inputs are generated like the C++, whose bounds are ``fp16_t`` values: see
 :func:`catlass_py.data.fill_random_fp16_t` for why nearly every element of A and B is then 5.0.
 """
 
@@ -20,37 +20,15 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2, GlobalBuffer
-from catlass_py.gemm import GemmCoord, GemmShape, GemmType, MmadAtlasA2PreloadAsync
-from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
-from catlass_py.kernel import DeviceGemm, GroupedMatmulSliceK
-from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.assemblies.grouped_matmul_slice_k import assemble
+from catlass_py.gemm import GemmCoord
+from catlass_py.kernel import DeviceGemm
+from catlass_py.ops.grouped_matmul_slice_k import validate_inputs
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 
 NAME = "05_grouped_matmul_slice_k"
 USAGE = "problem_count m n k [device_id]"
 SUMMARY = "grouped C_g = A[:, K_g] @ B[K_g, :], K split by groups, empty groups zeroed by AIV, fp16 (GroupedMatmulSliceK)"
-
-
-def assemble(arch=ATLAS_A2, *, element="float16", out_element=None, dispatch_policy=None, swizzle=(3, 1)):
-    """Build the kernel like the C++ example; keywords swap the element (unit flag off for int8), C's element,
-    the dispatch policy and the swizzle."""
-    # 1. Dispatch policy: preload 1, 2 L1 stages, 4 L0A / 2 L0B stages, 1 L0C stage, unit flag, shuffle-K.
-    if dispatch_policy is None:
-        dispatch_policy = MmadAtlasA2PreloadAsync(
-            preload_stages=1, l1_stages=2, l0a_stages=4, l0b_stages=2, l0c_stages=1,
-            enable_unit_flag=element != "int8", enable_shuffle_k=True)
-    # 2. Tile shapes.
-    l1_tile_shape = GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(128, 256, 64)
-    # 3. Operand types: A column-major [m, K], B row-major [K, n], C row-major [m, n] per group.
-    if out_element is None:
-        out_element = "int32" if element == "int8" else element
-    a_type = GemmType(element, ColumnMajor)
-    b_type = GemmType(element, RowMajor)
-    c_type = GemmType(out_element, RowMajor)
-    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type)
-    # 4. Scheduler (right first) and kernel with an int64 group list.
-    return GroupedMatmulSliceK(block_mmad, None, GemmIdentityBlockSwizzle(*swizzle), "int64")
 
 
 def make_inputs(problem_count: int, m: int, n: int, k: int):
@@ -68,8 +46,6 @@ def make_inputs(problem_count: int, m: int, n: int, k: int):
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
     """Run the example with CATLASS's arguments ``problem_count m n k [device_id]``."""
     problem_count, m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
-    from catlass_py.ops.grouped_matmul_slice_k import validate_inputs
-
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num

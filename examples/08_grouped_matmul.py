@@ -20,38 +20,17 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2, GlobalBuffer
-from catlass_py.gemm import GemmCoord, GemmShape, GemmType, MmadAtlasA2PreloadAsync
-from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
-from catlass_py.kernel import DeviceGemm, GroupedMatmul
+from catlass_py.assemblies.grouped_matmul import assemble
+from catlass_py.errors import ArgumentError
+from catlass_py.gemm import GemmCoord
+from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.ops.grouped_matmul import MAX_TENSOR_COUNT
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 
 NAME = "08_grouped_matmul"
 USAGE = "problem_count m n k [device_id]"
 SUMMARY = "grouped matmul over a list of problem shapes (the example slices K), fp16 (GroupedMatmul + PreloadAsync)"
-
-
-def assemble(arch=ATLAS_A2, *, element="float16", layout_a=ColumnMajor, layout_b=RowMajor, out_element=None,
-             dispatch_policy=None, swizzle=(3, 1)):
-    """Build the kernel like the C++ example; keywords swap the element (unit flag off for int8), the operand
-    layouts, C's element, the dispatch policy and the swizzle."""
-    # 1. Dispatch policy: preload 1, 2 L1 stages, 4 L0A / 2 L0B stages, 1 L0C stage, unit flag, shuffle-K.
-    if dispatch_policy is None:
-        dispatch_policy = MmadAtlasA2PreloadAsync(
-            preload_stages=1, l1_stages=2, l0a_stages=4, l0b_stages=2, l0c_stages=1,
-            enable_unit_flag=element != "int8", enable_shuffle_k=True)
-    # 2. Tile shapes.
-    l1_tile_shape = GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(128, 256, 64)
-    # 3. Operand types: A column-major, B row-major, C row-major.
-    if out_element is None:
-        out_element = "int32" if element == "int8" else element
-    a_type = GemmType(element, layout_a)
-    b_type = GemmType(element, layout_b)
-    c_type = GemmType(out_element, RowMajor)
-    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type)
-    # 4. Scheduler (right first) and kernel.
-    return GroupedMatmul(block_mmad, None, GemmIdentityBlockSwizzle(*swizzle))
 
 
 def make_inputs(problem_count: int, m: int, n: int, k: int):
@@ -82,14 +61,10 @@ def problem_lists(m: int, n: int, group_list, layout_a=ColumnMajor, layout_b=Row
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
     """Run the example with CATLASS's arguments ``problem_count m n k [device_id]``."""
     problem_count, m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
-    from catlass_py.ops.grouped_matmul import MAX_TENSOR_COUNT
-
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num
     if not 1 <= problem_count <= MAX_TENSOR_COUNT:
-        from catlass_py.errors import ArgumentError
-
         raise ArgumentError(f"problem_count: expected 1..{MAX_TENSOR_COUNT} (Do not support group count greater "
                             f"than 256), got {problem_count}")
     a, b, group_list = ex.inputs(make_inputs, problem_count, m, n, k)

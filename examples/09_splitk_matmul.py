@@ -4,9 +4,10 @@
     catlass-py run 09_splitk_matmul 256 256 4096 --cores 8
 
 When there are fewer output blocks than cube cores, the K tiles of every block are split into slices
-(``SplitkGemmIdentityBlockSwizzle``); each slice's fp32 partial sum goes to its own workspace slice and the
-vector cores add the slices and cast to fp16 (``SplitkReduceAdd``). B is column-major. The assembly follows
-``examples/09_splitk_matmul/splitk_matmul.cpp``; inputs are generated like the C++ host code (glibc rand).
+(``SplitkGemmIdentityBlockSwizzle``); each slice's fp32 partial sum goes to its own workspace slice and the vector
+cores add the slices and cast to fp16 (``SplitkReduceAdd``). B is column-major. The assembly
+(:mod:`catlass_py.assemblies.splitk_matmul`) follows ``examples/09_splitk_matmul/splitk_matmul.cpp``; inputs are
+generated like the C++ host code (glibc rand).
 """
 
 from __future__ import annotations
@@ -17,40 +18,13 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
-from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2Pingpong
-from catlass_py.gemm.block import BlockMmad
-from catlass_py.gemm.block.swizzle_splitk import SplitkGemmIdentityBlockSwizzle
-from catlass_py.kernel.splitk_matmul import SplitkMatmul, SplitkReduceAdd
-from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.assemblies.splitk_matmul import assemble
+from catlass_py.ops.splitk_matmul import splitk_matmul
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 
 NAME = "09_splitk_matmul"
 USAGE = "m n k [device_id]"
 SUMMARY = "fp16 matmul with K split across cores, fp32 workspace slices reduced on the vector cores"
-
-
-def assemble(arch=ATLAS_A2, *, element="float16", out_dtype="float16", layout_a=RowMajor, layout_b=ColumnMajor,
-             reduce_stages=1, compute_length=None):
-    """Build the kernel like the C++ example (A RowMajor, B ColumnMajor, fp16 in and out, fp32 workspace).
-    ``compute_length`` defaults to the whole UB (192 KiB / sizeof(float))."""
-    # 1. Block-level MMAD: ping-pong with the unit flag, L1 128x256x256, L0 128x256x64, fp32 C slices.
-    dispatch_policy = MmadAtlasA2Pingpong(enable_unit_flag=True)
-    l1_tile_shape = GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(128, 256, 64)
-    a_type = GemmType(element, layout_a)
-    b_type = GemmType(element, layout_b)
-    c_type = GemmType("float32", RowMajor)
-    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type)
-    block_epilogue = None  # void: the reduction runs after the matmul
-
-    # 2. ReduceAdd: 1 stage over the whole UB, fp32 -> fp16.
-    if compute_length is None:
-        compute_length = arch.ub_size // 4
-    reduce_add = SplitkReduceAdd(arch, "float32", out_dtype, reduce_stages, compute_length)
-
-    # 3. Scheduler (strips of 3 block-rows, walking down) and kernel.
-    block_scheduler = SplitkGemmIdentityBlockSwizzle(3, 0)
-    return SplitkMatmul(block_mmad, block_epilogue, block_scheduler, reduce_add)
 
 
 def inputs(m: int, n: int, k: int):
@@ -69,8 +43,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     ``observers`` join the launch; ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches
     (``detect_races``, ``preempt_on_set``); ``seed`` overrides ``options.seed``."""
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
-    from catlass_py.ops.splitk_matmul import splitk_matmul
-
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num

@@ -3,9 +3,10 @@
     python examples/11_grouped_matmul_slice_k_per_token_dequant.py 8 256 512 1024
     catlass-py run 11_grouped_matmul_slice_k_per_token_dequant 8 256 512 1024 --cores 4
 
-D[g] (bf16, [G, m, n]) = (A[:, K_g] int8 @ B[K_g, :] int8 -> int32) * scale[g][n] * perTokenScale[g][m], with
-the K ranges K_g given by prefix sums over k. A is column-major. Groups with an empty K range give zeros
-(written by the vector cores without any cube work). The assembly follows
+D[g] (bf16, [G, m, n]) = (A[:, K_g] int8 @ B[K_g, :] int8 -> int32) * scale[g][n] * perTokenScale[g][m], with the K
+ranges K_g given by prefix sums over k. A is column-major. Groups with an empty K range give zeros (written by the
+vector cores without any cube work). The assembly
+(:mod:`catlass_py.assemblies.grouped_matmul_slice_k_per_token_dequant`) follows
 ``grouped_matmul_slice_k_per_token_dequant.cpp``; inputs are generated like the C++ host code.
 """
 
@@ -17,53 +18,13 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
-from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2PerTokenDequant, EpilogueHorizontalTileSwizzle
-from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2PreloadAsync
-from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
-from catlass_py.kernel.grouped_matmul_slice_k_per_token_dequant import GroupedMatmulSliceKPerTokenDequant
-from catlass_py.layout import ColumnMajor, RowMajor, VectorLayout
+from catlass_py.assemblies.grouped_matmul_slice_k_per_token_dequant import assemble
+from catlass_py.ops.grouped_matmul_slice_k_per_token_dequant import grouped_matmul_slice_k_per_token_dequant
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
-from catlass_py.tile import EpilogueTileCopy, TileBroadcastOneBlk, TileOneBlkColumnBroadcastMul, TileRowBroadcastMul
 
 NAME = "11_grouped_matmul_slice_k_per_token_dequant"
 USAGE = "problem_count m n k [device_id]"
 SUMMARY = "int8 grouped matmul split along K + per-channel x per-token dequant -> bf16 [G, m, n]"
-
-
-def assemble(arch=ATLAS_A2, *, out_dtype="bfloat16", element_group_list="int64", ub_stages=2):
-    """Build the kernel like the C++ example (A column-major, B row-major, bf16 scales and D, int64 list)."""
-    # 1. Block-level MMAD: PreloadAsync (one callback after each fixpipe), 2 L1 / 2 L0A / 4 L0B / 1 L0C stages.
-    dispatch_policy = MmadAtlasA2PreloadAsync(
-        preload_stages=1, l1_stages=2, l0a_stages=2, l0b_stages=4, l0c_stages=1,
-        enable_unit_flag=False, enable_shuffle_k=True,
-    )
-    l1_tile_shape = GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(128, 256, 64)
-    a_type = GemmType("int8", ColumnMajor)
-    b_type = GemmType("int8", RowMajor)
-    c_type = GemmType("int32", RowMajor)
-    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type)
-
-    # 2. Epilogue: per-token dequant, scales of D's type, 32 x 256 tiles, column-major tile order.
-    epilogue_policy = EpilogueAtlasA2PerTokenDequant(ub_stages=ub_stages)
-    scale_type = GemmType(out_dtype, VectorLayout)
-    per_token_scale_type = GemmType(out_dtype, VectorLayout)
-    d_type = GemmType(out_dtype, RowMajor)
-    compute_type = GemmType("float32", RowMajor)
-    epilogue_tile_shape = (32, 256)
-    tile_row_broadcast_mul = TileRowBroadcastMul(arch, compute_type, epilogue_tile_shape)
-    tile_broadcast_one_blk = TileBroadcastOneBlk(arch, compute_type, epilogue_tile_shape[0])
-    tile_one_blk_column_broadcast_mul = TileOneBlkColumnBroadcastMul(arch, compute_type, epilogue_tile_shape)
-    epilogue_tile_copy = EpilogueTileCopy(arch, c_type, scale_type, per_token_scale_type, d_type)
-    block_epilogue = BlockEpilogue(
-        epilogue_policy, c_type, scale_type, per_token_scale_type, d_type,
-        tile_row_broadcast_mul, tile_broadcast_one_blk, tile_one_blk_column_broadcast_mul,
-        epilogue_tile_copy, EpilogueHorizontalTileSwizzle,
-    )
-
-    # 3. Block scheduler and kernel (int64 group list over k).
-    block_scheduler = GemmIdentityBlockSwizzle(3, 0)
-    return GroupedMatmulSliceKPerTokenDequant(block_mmad, block_epilogue, block_scheduler, element_group_list)
 
 
 def inputs(problem_count: int, m: int, n: int, k: int):
@@ -85,8 +46,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     ``observers`` join the launch; ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches
     (``detect_races``, ``preempt_on_set``); ``seed`` overrides ``options.seed``."""
     problem_count, m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
-    from catlass_py.ops.grouped_matmul_slice_k_per_token_dequant import grouped_matmul_slice_k_per_token_dequant
-
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num

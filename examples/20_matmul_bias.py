@@ -16,41 +16,16 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
-from catlass_py.gemm import GemmCoord, GemmShape, GemmType, MmadAtlasA2PingpongBias
-from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
-from catlass_py.kernel import DeviceGemm, MatmulBias
-from catlass_py.layout import RowMajor, VectorLayout
+from catlass_py.assemblies.matmul_bias import assemble
+from catlass_py.gemm import GemmCoord
+from catlass_py.kernel import DeviceGemm
+from catlass_py.layout import RowMajor
+from catlass_py.ops.matmul_bias import validate_inputs
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 
 NAME = "20_matmul_bias"
 USAGE = "m n k [device_id]"
 SUMMARY = "C = A @ B + bias, fp16, bias through the BT buffer (MatmulBias + MmadAtlasA2PingpongBias)"
-
-
-def assemble(arch=ATLAS_A2, *, element="float16", bias_element=None, layout_a=RowMajor, layout_b=RowMajor,
-             out_element=None, dispatch_policy=None, swizzle=(3, 0)):
-    """Build the kernel like the C++ example. Keywords swap template parameters: the input element (bias
-    defaults to the same element, int32 for int8; unit flag off for int8), operand layouts, C's element,
-    the dispatch policy and the swizzle."""
-    # 1. Dispatch policy: ping-pong with bias, unit flag on.
-    if dispatch_policy is None:
-        dispatch_policy = MmadAtlasA2PingpongBias(enable_unit_flag=element != "int8")
-    # 2. Tile shapes (L0.N * 4 bytes of fp32 bias must fit the 1 KiB BT buffer).
-    l1_tile_shape = GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(128, 256, 64)
-    # 3. Operand types: A, B, C row-major; the bias a dense vector.
-    if out_element is None:
-        out_element = "int32" if element == "int8" else element
-    if bias_element is None:
-        bias_element = "int32" if element == "int8" else element
-    a_type = GemmType(element, layout_a)
-    b_type = GemmType(element, layout_b)
-    c_type = GemmType(out_element, RowMajor)
-    bias_type = GemmType(bias_element, VectorLayout)
-    # 4. BlockMmad with the BiasType (the default TileCopy then carries CopyGmToL1Bias and CopyL1ToBT).
-    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type, bias_type)
-    # 5. Scheduler and kernel.
-    return MatmulBias(block_mmad, None, GemmIdentityBlockSwizzle(*swizzle))
 
 
 def make_inputs(m: int, n: int, k: int):
@@ -66,8 +41,6 @@ def make_inputs(m: int, n: int, k: int):
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
     """Run the example with CATLASS's arguments ``m n k [device_id]``."""
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
-    from catlass_py.ops.matmul_bias import validate_inputs
-
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num

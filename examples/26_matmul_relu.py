@@ -25,58 +25,16 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2, GlobalBuffer
-from catlass_py.gemm import GemmCoord, GemmShape, GemmType, MmadAtlasA2Preload
-from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
-from catlass_py.kernel import DeviceGemm, OptimizedMatmul, PaddingMatrixBlockND
-from catlass_py.kernel.padding_block_nd import is_need_padding
+from catlass_py.assemblies.matmul_relu import assemble, padding_needed
+from catlass_py.gemm import GemmCoord
+from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.ops.matmul_relu import validate_inputs
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
-from catlass_py.tile import ReluTileCopy
 
 NAME = "26_matmul_relu"
 USAGE = "m n k [device_id]"
 SUMMARY = "C = ReLU(A @ B), fp16, fixpipe ReLU (OptimizedMatmul + MmadAtlasA2Preload, AIV padding if needed)"
-
-ALIGN_BYTES = 512  # the leading dimension is padded unless it is a multiple of this many bytes
-
-
-def padding_needed(m: int, n: int, k: int, element="float16", layout_a=RowMajor, layout_b=ColumnMajor):
-    """The example's runtime test ``IsNeedPadding(layout, 512 / sizeof(Element))`` for A and B."""
-    from catlass_py.numerics.dtypes import get_dtype
-
-    align = ALIGN_BYTES * 8 // get_dtype(element).bits
-    return (is_need_padding(layout_a.make_layout(element, m, k), align),
-            is_need_padding(layout_b.make_layout(element, k, n), align))
-
-
-def assemble(arch=ATLAS_A2, *, padding_a=False, padding_b=False, swizzle=(3, 0), element="float16",
-             layout_a=RowMajor, layout_b=ColumnMajor, out_element=None, dispatch_policy=None, relu=True):
-    """Build one of the example's kernels: ``padding_a``/``padding_b`` select the PADDING_BLOCK_ND prologue
-    of each operand, ``swizzle`` the scheduler (see :func:`padding_needed` and the module doc). Keywords
-    swap template parameters: element (unit flag off for int8), layouts, C's element, the dispatch policy,
-    and ``relu=False`` for the plain TileCopy (CATLASS example 06's assembly)."""
-    # 1. Dispatch policy: Preload with unit flag and shuffle-K.
-    if dispatch_policy is None:
-        dispatch_policy = MmadAtlasA2Preload(enable_unit_flag=element != "int8", enable_shuffle_k=True)
-    # 2. Tile shapes: 256 x 128 blocks when both operands are column-major, else 128 x 256.
-    both_cm = layout_a is ColumnMajor and layout_b is ColumnMajor
-    l1_tile_shape = GemmShape(256, 128, 256) if both_cm else GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(256, 128, 64) if both_cm else GemmShape(128, 256, 64)
-    # 3. Padding prologues (PaddingBuilder<PADDING_BLOCK_ND, ...>: PaddingMatrixBlockND with 96 KiB UB buffers)
-    #    and the layouts the cube then reads (PaddingRowMajor / PaddingColumnMajor; unchanged without padding).
-    compute_length = 96 * 1024 * 8 // GemmType(element, RowMajor).element.bits
-    prologue_a = PaddingMatrixBlockND(arch, element, layout_a, compute_length) if padding_a else None
-    prologue_b = PaddingMatrixBlockND(arch, element, layout_b, compute_length) if padding_b else None
-    # 4. Operand types of the BlockMmad and the ReLU tile copy (fixpipe ReLU on the L0C -> GM store).
-    if out_element is None:
-        out_element = "int32" if element == "int8" else element
-    a_type = GemmType(element, prologue_a.layout_out if prologue_a else layout_a)
-    b_type = GemmType(element, prologue_b.layout_out if prologue_b else layout_b)
-    c_type = GemmType(out_element, RowMajor)
-    tile_copy = ReluTileCopy(arch, a_type, b_type, c_type) if relu else None
-    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type, tile_copy=tile_copy)
-    # 5. Scheduler and kernel.
-    return OptimizedMatmul(prologue_a, prologue_b, block_mmad, None, GemmIdentityBlockSwizzle(*swizzle))
 
 
 def make_inputs(m: int, n: int, k: int):
@@ -91,8 +49,6 @@ def make_inputs(m: int, n: int, k: int):
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
     """Run the example with CATLASS's arguments ``m n k [device_id]``."""
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
-    from catlass_py.ops.matmul_relu import validate_inputs
-
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num

@@ -3,9 +3,9 @@
     python examples/37_streamk_matmul.py 512 1280 2048
     catlass-py run 37_streamk_matmul 512 1280 2048 --cores 24
 
-Output blocks are dealt whole in rounds of ``cores``; the K tiles of the last, incomplete round are spread
-evenly over all cores, whose fp32 partial sums (two workspace slots per core: a range may cross into the
-next tail block) the vector cores add up and cast to fp16. The assembly follows
+Output blocks are dealt whole in rounds of ``cores``; the K tiles of the last, incomplete round are spread evenly
+over all cores, whose fp32 partial sums (two workspace slots per core: a range may cross into the next tail block)
+the vector cores add up and cast to fp16. The assembly (:mod:`catlass_py.assemblies.streamk_matmul`) follows
 ``examples/37_streamk_matmul/streamk_matmul.cpp``; inputs are generated like the C++ host code (glibc rand).
 """
 
@@ -17,40 +17,13 @@ import numpy as np
 
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
-from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2Streamk
-from catlass_py.gemm.block import BlockMmad, StreamkGemmIdentityBlockSwizzle
-from catlass_py.gemm.helper import element_accumulator
-from catlass_py.kernel.streamk_matmul import StreamkMatmul, StreamkReduceAdd
-from catlass_py.layout import RowMajor
+from catlass_py.assemblies.streamk_matmul import assemble
+from catlass_py.ops.streamk_matmul import streamk_matmul
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 
 NAME = "37_streamk_matmul"
 USAGE = "m n k [device_id]"
 SUMMARY = "fp16 matmul with stream-K scheduling of the tail blocks, fp32 partial sums reduced on the vector cores"
-
-
-def assemble(arch=ATLAS_A2, *, element="float16", layout_a=RowMajor, layout_b=RowMajor, compute_length=None):
-    """Build the kernel like the C++ example (fp16 RowMajor A, B and C). ``compute_length`` of the
-    reduction defaults to the whole UB (192 KiB / sizeof(float))."""
-    # 1. Block-level MMAD: stream-K ping-pong with unit flag and shuffle-K, L1 128x256x256, L0 128x256x64.
-    dispatch_policy = MmadAtlasA2Streamk(enable_unit_flag=True, enable_shuffle_k=True)
-    l1_tile_shape = GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(128, 256, 64)
-    a_type = GemmType(element, layout_a)
-    b_type = GemmType(element, layout_b)
-    c_type = GemmType(element, RowMajor)
-    acc = element_accumulator(a_type.element, b_type.element, arch)
-    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type)
-    block_epilogue = None  # void
-
-    # 2. Scheduler (strips of 3 block-rows, walking down) and the reduction of the stream-K partial sums.
-    block_scheduler = StreamkGemmIdentityBlockSwizzle(3, 0)
-    if compute_length is None:
-        compute_length = arch.ub_size // acc.nbytes(1)
-    reduce_add = StreamkReduceAdd(arch, block_scheduler, acc, c_type.element, compute_length)
-
-    # 3. Kernel.
-    return StreamkMatmul(block_mmad, block_epilogue, block_scheduler, reduce_add)
 
 
 def inputs(m: int, n: int, k: int):
@@ -68,8 +41,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     ``observers`` join the launch; ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches
     (``detect_races``, ``preempt_on_set``); ``seed`` overrides ``options.seed``."""
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
-    from catlass_py.ops.streamk_matmul import streamk_matmul
-
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
     core_num = ex.core_num

@@ -18,15 +18,16 @@ import ml_dtypes
 import numpy as np
 
 from catlass_py import golden
+from catlass_py.analysis import output_digest
 from catlass_py.arch import ASCEND_950, launch
+from catlass_py.assemblies.transpose_quant_batch_matmul import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.kernel.transpose_quant_batch_matmul import (
     PERM_DN,
     PERM_ND,
-    TransposeQuantBatchMatmulKernel,
     TransposeQuantBatchMatmulParams,
 )
-from catlass_py.analysis import output_digest
+from catlass_py.ops.transpose_quant_batch_matmul import make_inputs, validate_inputs
 from catlass_py.runner import ExampleResult, ExampleRun, to_device
 
 NAME = "transpose_quant_batch_matmul"
@@ -38,12 +39,6 @@ PRESETS = {  # seed 004: ShapeConfig ori_shape [M, K, N], batch_size, in/out dty
     "test3": ("8192", "128", "512", "128", "e4m3", "fp16", "012"),
 }
 RTOL = ATOL = 1e-3  # the pypto-gym test's assert_allclose
-
-
-def assemble(*, in_dtype="float8_e4m3fn", out_dtype="bfloat16", perm_x2=PERM_ND, tile_shape=(256, 256, 128),
-             arch=ASCEND_950) -> TransposeQuantBatchMatmulKernel:
-    """The kernel: 256 x 256 output blocks, K steps of 128 (the seed's m/n/k tile shapes), one MX matmul per step."""
-    return TransposeQuantBatchMatmulKernel(in_dtype, out_dtype, perm_x2, tile_shape, arch)
 
 
 def parse_args(argv) -> tuple[int, int, int, int, str, str, tuple]:
@@ -79,8 +74,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
 
     ``observers`` join the launch; ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches;
     ``seed`` overrides ``options.seed``."""
-    from catlass_py.ops.transpose_quant_batch_matmul import make_inputs, validate_inputs
-
     m, k, n, batch, in_dtype, out_dtype, perm_x2 = parse_args(argv)
     arch = ASCEND_950
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)

@@ -4,20 +4,19 @@ from catlass_py.ops.basic_matmul import basic_matmul
 from catlass_py.ops.batched_matmul import batched_matmul
 from catlass_py.ops.grouped_matmul import grouped_matmul
 from catlass_py.ops.grouped_matmul_slice_k import grouped_matmul_slice_k
+from catlass_py.ops.grouped_matmul_slice_k_per_token_dequant import grouped_matmul_slice_k_per_token_dequant
 from catlass_py.ops.grouped_matmul_slice_m import grouped_matmul_slice_m
 from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant import grouped_matmul_slice_m_per_token_dequant
-from catlass_py.ops.matmul_bias import matmul_bias
-from catlass_py.ops.matmul_relu import matmul_relu
-from catlass_py.ops.transpose_quant_batch_matmul import transpose_quant_batch_matmul
-from catlass_py.ops.grouped_matmul_slice_k_per_token_dequant import grouped_matmul_slice_k_per_token_dequant
 from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant_moe import grouped_matmul_slice_m_per_token_dequant_moe
 from catlass_py.ops.matmul_activation import matmul_gelu, matmul_silu
 from catlass_py.ops.matmul_add import matmul_add
+from catlass_py.ops.matmul_bias import matmul_bias
+from catlass_py.ops.matmul_relu import matmul_relu
 from catlass_py.ops.quant_matmul import quant_matmul
 from catlass_py.ops.single_core_splitk_matmul import single_core_splitk_matmul
 from catlass_py.ops.splitk_matmul import splitk_matmul
 from catlass_py.ops.streamk_matmul import streamk_matmul
-
+from catlass_py.ops.transpose_quant_batch_matmul import transpose_quant_batch_matmul
 
 __all__ = [
     "basic_matmul",

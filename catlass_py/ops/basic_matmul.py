@@ -3,51 +3,50 @@ function, for fp16, bf16 and int8 operands stored row- or column-major."""
 
 from __future__ import annotations
 
-import importlib
 from functools import lru_cache
 
 import numpy as np
 
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.basic_matmul import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops._matmul import gm_input, gm_output, launch, parse_layout, validate_matmul_inputs
+from catlass_py.ops.operator import gm_input, gm_output, op_options, parse_layout, validate_matmul_inputs
 
 
 @lru_cache(maxsize=32)
 def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a="row", layout_b="row",
                  out: str | None = None):
-    """Example 00's kernel for these operand types, assembled by ``examples/00_basic_matmul.py``."""
-    example = importlib.import_module("catlass_py.examples.00_basic_matmul")
-    return example.assemble(arch, element=element, layout_a=parse_layout("layout_a", layout_a),
-                            layout_b=parse_layout("layout_b", layout_b), out_element=out)
+    """Example 00's kernel for these operand types (:mod:`catlass_py.assemblies.basic_matmul`)."""
+    return assemble(arch, element=element, layout_a=parse_layout("layout_a", layout_a),
+                    layout_b=parse_layout("layout_b", layout_b), out_element=out)
 
 
 validate_inputs = validate_matmul_inputs  # the plain matmul's input rules
 
 
 def basic_matmul(a, b, *, layout_a="row", layout_b="row", out_dtype=None, core_num: int = 24,
-                 seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False,
-                 observers=(), kernel=None):
+                 seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
+                 return_launch: bool = False, observers=(), kernel=None):
     """C = A @ B on simulated AI cores (CATLASS ``BasicMatmul``, example 00).
 
     ``a`` [m, k] and ``b`` [k, n] are the logical matrices, both float16, bfloat16 or int8;
     ``layout_a``/``layout_b`` ('row' or 'column') say how each is stored in device memory (the
     ColumnMajor / "transposed" operands of CATLASS). Returns C [m, n]: float16 / bfloat16 (fp32
     accumulation, rounded once by the fixpipe) or int32 (exact) for int8; ``out_dtype='float32'`` keeps
-    the fp32 accumulator for float inputs. ``k`` must be >= 1; m or n may be 0. With
-    ``return_report=True`` returns ``(c, report)`` (a :class:`~catlass_py.analysis.WorkloadReport`).
-    Inputs are never modified.
+    the fp32 accumulator for float inputs. ``k`` must be >= 1; m or n may be 0. The launch keywords are
+    :mod:`catlass_py.ops.operator`'s (``return_report=True`` adds a
+    :class:`~catlass_py.analysis.WorkloadReport`). Inputs are never modified.
     """
-    arch = get_arch(arch)
-    m, n, k, elem, out = validate_inputs(a, b, layout_a, layout_b, out_dtype, core_num, arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
+    m, n, k, elem, out = validate_inputs(a, b, layout_a, layout_b, out_dtype, run.core_num, run.arch)
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
     if kernel is None:
-        kernel = build_kernel(arch, elem, la, lb, out)
+        kernel = build_kernel(run.arch, elem, la, lb, out)
     host_c = np.zeros((m, n), get_dtype(out).numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", host_c))
-    report = launch(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report)
-    return (host_c, report) if return_report else host_c
+    return run.run(kernel, args, host_c)
 
 
 __all__ = ["basic_matmul", "build_kernel", "validate_inputs"]

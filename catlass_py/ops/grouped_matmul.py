@@ -3,29 +3,37 @@ numpy-out function over a list of independent problems of any shapes."""
 
 from __future__ import annotations
 
-import importlib
 from functools import lru_cache
 
 import numpy as np
 
 from catlass_py.arch.memory import GlobalBuffer
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.grouped_matmul import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel.grouped_matmul import MAX_TENSOR_COUNT
 from catlass_py.layout import RowMajor
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops._matmul import as_stored, check_extent, element_of, gm_output, launch, out_element, parse_layout
-from catlass_py.ops._validate import as_array, check_core_num
+from catlass_py.ops.operator import (
+    as_array,
+    as_stored,
+    check_core_num,
+    check_extent,
+    element_of,
+    gm_output,
+    op_options,
+    out_element,
+    parse_layout,
+)
 
 
 @lru_cache(maxsize=32)
 def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a="column", layout_b="row",
                  out: str | None = None):
-    """Example 08's kernel for these types (``examples/08_grouped_matmul.py``)."""
-    example = importlib.import_module("catlass_py.examples.08_grouped_matmul")
-    return example.assemble(arch, element=element, layout_a=parse_layout("layout_a", layout_a),
-                            layout_b=parse_layout("layout_b", layout_b), out_element=out)
+    """Example 08's kernel for these types (:mod:`catlass_py.assemblies.grouped_matmul`)."""
+    return assemble(arch, element=element, layout_a=parse_layout("layout_a", layout_a),
+                    layout_b=parse_layout("layout_b", layout_b), out_element=out)
 
 
 def validate_inputs(a_list, b_list, layout_a, layout_b, out_dtype, core_num, arch):
@@ -67,8 +75,8 @@ def _pack(arrays, layout, dtype) -> np.ndarray:
 
 
 def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dtype=None, core_num: int = 24,
-                   seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False,
-                   observers=(), kernel=None):
+                   seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
+                   return_launch: bool = False, observers=(), kernel=None):
     """``C_g = A_g @ B_g`` for up to 256 problems of arbitrary shapes in one launch (CATLASS ``GroupedMatmul``,
     example 08) on simulated AI cores.
 
@@ -76,13 +84,14 @@ def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dty
     ``layout_a`` (default 'column', as in the example) and ``layout_b`` ('row') choose how every group is
     stored. Returns the list of C_g [m_g, n_g]. A group with k_g == 0 issues no work on the device (CATLASS
     leaves its C untouched); here C starts zeroed, so it reads as the mathematically right 0.
-    ``return_report=True`` returns ``(list, report)``. Inputs are never modified.
+    Launch keywords as :mod:`catlass_py.ops.operator`. Inputs are never modified.
     """
-    arch = get_arch(arch)
-    shapes, elem, out = validate_inputs(a_list, b_list, layout_a, layout_b, out_dtype, core_num, arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
+    shapes, elem, out = validate_inputs(a_list, b_list, layout_a, layout_b, out_dtype, run.core_num, run.arch)
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
     if kernel is None:
-        kernel = build_kernel(arch, elem, la, lb, out)
+        kernel = build_kernel(run.arch, elem, la, lb, out)
     np_in = get_dtype(elem).numpy
     a_buf = _pack(a_list, la, np_in)
     b_buf = _pack(b_list, lb, np_in)
@@ -94,12 +103,11 @@ def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dty
     layouts_b = [lb(s.k, s.n) for s in shapes]
     layouts_c = [RowMajor(s.m, s.n) for s in shapes]
     args = kernel.Arguments(len(shapes), shapes, gm_a, layouts_a, gm_b, layouts_b, gm_output("c", host_c), layouts_c)
-    report = launch(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report)
     result, off = [], 0
     for s in shapes:
         result.append(host_c[off:off + s.m * s.n].reshape(s.m, s.n))
         off += s.m * s.n
-    return (result, report) if return_report else result
+    return run.run(kernel, args, result)
 
 
 __all__ = ["MAX_TENSOR_COUNT", "build_kernel", "grouped_matmul", "validate_inputs"]

@@ -1,6 +1,6 @@
 """``grouped_matmul_slice_k_per_token_dequant``: CATLASS example 11 (``GroupedMatmulSliceKPerTokenDequant``) as
 a numpy-in / numpy-out function. The kernel is assembled by
-``examples/11_grouped_matmul_slice_k_per_token_dequant.py``."""
+:mod:`catlass_py.assemblies.grouped_matmul_slice_k_per_token_dequant`."""
 
 from __future__ import annotations
 
@@ -8,29 +8,31 @@ from functools import lru_cache
 
 import numpy as np
 
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.grouped_matmul_slice_k_per_token_dequant import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
-from catlass_py.ops._common import (
-    check_positive,
-    empty_result,
-    gm_input,
-    gm_output,
-    gm_storage,
-    load_example,
-    run_operator,
-)
-from catlass_py.ops._validate import as_array, check_core_num, check_group_list, check_kernel_group_list, check_shape
 
 OUT_TYPES = ("bfloat16", "float16")
+from catlass_py.ops.operator import (
+    as_array,
+    check_core_num,
+    check_group_list,
+    check_kernel_group_list,
+    check_positive,
+    check_shape,
+    gm_input,
+    gm_output,
+    op_options,
+)
 
 
 @lru_cache(maxsize=16)
 def build_kernel(arch: ArchSpec = ATLAS_A2, out_dtype: str = "bfloat16", element_group_list: str = "int64"):
     """Example 11's kernel (A ColumnMajor, PreloadAsync<1,2,2,4,1,false,true>, L1 128x256x256, L0 128x256x64,
-    per-token dequant 32x256, GemmIdentityBlockSwizzle<3,0>), assembled by the example script."""
-    return load_example("11_grouped_matmul_slice_k_per_token_dequant").assemble(
-        arch, out_dtype=out_dtype, element_group_list=element_group_list)
+    per-token dequant 32x256, GemmIdentityBlockSwizzle<3,0>), assembled by
+    :mod:`catlass_py.assemblies.grouped_matmul_slice_k_per_token_dequant`."""
+    return assemble(arch, out_dtype=out_dtype, element_group_list=element_group_list)
 
 
 def validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch):
@@ -64,24 +66,24 @@ def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_
     ``group_list`` int64 (or int32) [g] prefix sums over k, ``scale`` [g, n] and ``per_token_scale``
     [g, m], both bfloat16 (or both float16, which is then D's type). Returns D [g, m, n]; groups with an
     empty K range are 0. Bit-exact against the golden after its final rounding. With
-    ``return_report=True`` returns ``(d, WorkloadReport)``. Inputs are never modified.
+    Launch keywords as :mod:`catlass_py.ops.operator`. Inputs are never modified.
     """
-    arch = get_arch(arch)
-    g, m, n, k, out, gdt = validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
+    g, m, n, k, out, gdt = validate_inputs(a, b, group_list, scale, per_token_scale, run.core_num, run.arch)
     if m == 0 or n == 0:
-        return empty_result((g, m, n), scale.dtype, return_report, return_launch)
+        return run.empty((g, m, n), scale.dtype)
     if kernel is None:
-        kernel = build_kernel(arch, out, gdt)
+        kernel = build_kernel(run.arch, out, gdt)
     else:
         check_kernel_group_list(kernel, gdt)
     mmad = kernel.block_mmad
     d_host = np.zeros((g, m, n), dtype=kernel.block_epilogue.d_type.element.numpy)
     args = kernel.Arguments(
         GemmCoord(m, n, k), g, gm_input("group_list", group_list),
-        gm_input("a", gm_storage(a, mmad.a_type.layout)), gm_input("b", gm_storage(b, mmad.b_type.layout)),
+        gm_input("a", a, mmad.a_type.layout), gm_input("b", b, mmad.b_type.layout),
         gm_input("scale", scale), gm_input("per_token_scale", per_token_scale), gm_output("d", d_host))
-    return run_operator(kernel, args, d_host, core_num, seed=seed, observers=observers,
-                        return_report=return_report, return_launch=return_launch, options=options)
+    return run.run(kernel, args, d_host)
 
 
 __all__ = ["build_kernel", "grouped_matmul_slice_k_per_token_dequant", "validate_inputs"]

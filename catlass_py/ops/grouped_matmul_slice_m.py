@@ -3,26 +3,35 @@ numpy-in / numpy-out function."""
 
 from __future__ import annotations
 
-import importlib
 from functools import lru_cache
 
 import numpy as np
 
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.grouped_matmul_slice_m import assemble, tiling_for
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops._matmul import check_extent, element_of, gm_input, gm_output, launch, out_element, parse_layout
-from catlass_py.ops._validate import as_array, check_core_num, check_group_list
+from catlass_py.ops.operator import (
+    as_array,
+    check_core_num,
+    check_extent,
+    check_group_list,
+    element_of,
+    gm_input,
+    gm_output,
+    op_options,
+    out_element,
+    parse_layout,
+)
 
 
 @lru_cache(maxsize=32)
 def build_kernel(arch: ArchSpec = ATLAS_A2, tiling: str = "k<=n", element: str = "float16", layout_b="column",
                  out: str | None = None, segmented: bool = False):
-    """Example 02's kernel for one tiling and these types (``examples/02_grouped_matmul_slice_m.py``)."""
-    example = importlib.import_module("catlass_py.examples.02_grouped_matmul_slice_m")
-    return example.assemble(arch, tiling=tiling, element=element, layout_b=parse_layout("layout_b", layout_b),
-                            out_element=out, segmented=segmented)
+    """Example 02's kernel for one tiling and these types (:mod:`catlass_py.assemblies.grouped_matmul_slice_m`)."""
+    return assemble(arch, tiling=tiling, element=element, layout_b=parse_layout("layout_b", layout_b),
+                    out_element=out, segmented=segmented)
 
 
 def check_segmented_group_list(group_list, group_count: int, total: int, *, axis: str = "m") -> np.ndarray:
@@ -67,26 +76,27 @@ def validate_inputs(a, b, group_list, layout_b, segmented, out_dtype, core_num, 
 
 def grouped_matmul_slice_m(a, b, group_list, *, layout_b="column", segmented: bool = False, out_dtype=None,
                            core_num: int = 24, seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
-                           return_report: bool = False, observers=(), kernel=None):
+                           options=None, return_report: bool = False, return_launch: bool = False, observers=(),
+                           kernel=None):
     """Grouped matmul with A split along M (CATLASS ``GroupedMatmulSliceM``, example 02) on simulated AI cores.
 
     ``a`` [m, k]; ``b`` [g, k, n] (the logical per-group matrices; ``layout_b`` 'column' - the example's
     ColumnMajor, each stored n x k - or 'row'); ``group_list`` int64 [g]: inclusive prefix sums of the group
     row counts, or the row counts themselves with ``segmented=True``. float16, bfloat16 or int8 operands.
     The tiling follows the example (k > n: 256 x 128 blocks and swizzle <3,0>; else 128 x 256 and <3,1>).
-    Returns C [m, n]; rows past the last group are 0. ``return_report=True`` returns ``(c, report)``.
+    Returns C [m, n]; rows past the last group are 0. Launch keywords as :mod:`catlass_py.ops.operator`.
     Inputs are never modified.
     """
-    arch = get_arch(arch)
-    g, m, n, k, elem, out = validate_inputs(a, b, group_list, layout_b, segmented, out_dtype, core_num, arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
+    g, m, n, k, elem, out = validate_inputs(a, b, group_list, layout_b, segmented, out_dtype, run.core_num, run.arch)
     lb = parse_layout("layout_b", layout_b)
     if kernel is None:
-        kernel = build_kernel(arch, "k>n" if k > n else "k<=n", elem, lb, out, segmented)
+        kernel = build_kernel(run.arch, tiling_for(n, k), elem, lb, out, segmented)
     host_c = np.zeros((m, n), get_dtype(out).numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), g, gm_input("group_list", group_list), gm_input("a", a),
                             gm_input("b", b, lb), gm_output("c", host_c))
-    report = launch(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report)
-    return (host_c, report) if return_report else host_c
+    return run.run(kernel, args, host_c)
 
 
 __all__ = ["build_kernel", "check_segmented_group_list", "grouped_matmul_slice_m", "validate_inputs"]

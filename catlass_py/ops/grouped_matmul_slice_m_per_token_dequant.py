@@ -1,34 +1,40 @@
 """``grouped_matmul_slice_m_per_token_dequant``: CATLASS example 10 as a numpy-in / numpy-out function.
 
-The kernel is assembled exactly like the C++ example (see ``examples/10_grouped_matmul_slice_m_per_token_dequant.py``
-for the step-by-step version) and runs on the simulated Atlas A2 AI cores.
+The kernel is assembled exactly like the C++ example
+(:mod:`catlass_py.assemblies.grouped_matmul_slice_m_per_token_dequant` has the step-by-step version) and runs on the
+simulated Atlas A2 AI cores.
 """
 
 from __future__ import annotations
 
-import importlib
 from functools import lru_cache
 
 import numpy as np
 
-from catlass_py.analysis.workload import WorkloadRecorder, WorkloadReport
-from catlass_py.arch.memory import GlobalBuffer
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.grouped_matmul_slice_m_per_token_dequant import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
-from catlass_py.kernel import DeviceGemm, GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace
-from catlass_py.ops._validate import as_array, check_core_num, check_group_list, check_shape
+from catlass_py.kernel import GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace
+from catlass_py.ops.operator import (
+    as_array,
+    check_core_num,
+    check_group_list,
+    check_shape,
+    gm_input,
+    gm_output,
+    op_options,
+)
 
 
 @lru_cache(maxsize=16)
 def build_kernel(arch: ArchSpec = ATLAS_A2, out_dtype: str = "bfloat16", *, policy=None, workspace_stages: int = 2,
                  ub_stages: int = 2) -> GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace:
     """Example 10's kernel (L1 128x256x512, L0 128x256x128, PreloadAsyncWithCallback<1,2,2,2,1,false,true>,
-    per-token dequant epilogue on 32x256 tiles, GemmIdentityBlockSwizzle<3,0>, 2 workspace stages), assembled
-    by ``examples/10_grouped_matmul_slice_m_per_token_dequant.py``; the keywords swap template parameters."""
-    example = importlib.import_module("catlass_py.examples.10_grouped_matmul_slice_m_per_token_dequant")
-    return example.assemble(arch, out_dtype=out_dtype, dispatch_policy=policy, workspace_stages=workspace_stages,
-                            ub_stages=ub_stages)
+    per-token dequant epilogue on 32x256 tiles, GemmIdentityBlockSwizzle<3,0>, 2 workspace stages); the keywords
+    swap template parameters."""
+    return assemble(arch, out_dtype=out_dtype, dispatch_policy=policy, workspace_stages=workspace_stages,
+                    ub_stages=ub_stages)
 
 
 def validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch) -> tuple[int, int, int, int, str]:
@@ -54,35 +60,29 @@ def validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch) ->
 
 
 def grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, per_token_scale, *, core_num: int = 24,
-                                             seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
-                                             return_report: bool = False, observers=(), kernel=None):
+                                             seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None,
+                                             return_report: bool = False, return_launch: bool = False, observers=(),
+                                             kernel=None):
     """CATLASS example 10 (``GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace``) on simulated AI cores.
 
     ``a`` int8 [m, k]; ``b`` int8 [g, k, n]; ``group_list`` int64 [g] prefix sums of group row counts;
     ``scale`` bf16 [g, n] (per channel, per group); ``per_token_scale`` bf16 [m]. Returns D, ml_dtypes
     bfloat16 [m, n] (float16 when the scales are float16); rows at or past ``group_list[-1]`` are 0.
-    Bit-exact: D == bf16(golden). With ``return_report=True`` returns ``(d, report)`` where ``report`` is a
-    :class:`~catlass_py.analysis.WorkloadReport` of the split across cores. Inputs are never modified.
+    Bit-exact: D == bf16(golden). The launch keywords are :mod:`catlass_py.ops.operator`'s: with
+    ``return_report=True`` the result also has a :class:`~catlass_py.analysis.WorkloadReport` of the split
+    across cores, with ``return_launch=True`` the :class:`~catlass_py.arch.LaunchResult` (its race detector
+    with ``options=LaunchParams(detect_races=True)``). Inputs are never modified.
     """
-    arch = get_arch(arch)
-    g, m, n, k, out = validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
+    g, m, n, k, out = validate_inputs(a, b, group_list, scale, per_token_scale, run.core_num, run.arch)
     if kernel is None:
-        kernel = build_kernel(arch, out)
+        kernel = build_kernel(run.arch, out)
     d_host = np.zeros((m, n), dtype=scale.dtype)
-    gm = {name: GlobalBuffer.from_array(x, name, read_only=True).tensor(x.dtype)
-          for name, x in (("a", a), ("b", b), ("group_list", group_list), ("scale", scale), ("per_token_scale", per_token_scale))}
-    d = GlobalBuffer.from_array(d_host, "d").tensor(d_host.dtype)
-    args = kernel.Arguments(GemmCoord(m, n, k), g, core_num, gm["group_list"], gm["a"], gm["b"], gm["scale"],
-                            gm["per_token_scale"], d)
-    op = DeviceGemm(kernel)
-    op.can_implement(args)
-    op.initialize(args)  # allocates the (poisoned) workspace
-    recorder = WorkloadRecorder() if return_report else None
-    obs = tuple(observers) + ((recorder,) if recorder else ())
-    op.run(core_num, seed=seed, observers=obs)
-    if return_report:
-        return d_host, recorder.report
-    return d_host
+    args = kernel.Arguments(GemmCoord(m, n, k), g, run.core_num, gm_input("group_list", group_list), gm_input("a", a),
+                            gm_input("b", b), gm_input("scale", scale), gm_input("per_token_scale", per_token_scale),
+                            gm_output("d", d_host))
+    return run.run(kernel, args, d_host)
 
 
-__all__ = ["WorkloadReport", "build_kernel", "grouped_matmul_slice_m_per_token_dequant", "validate_inputs"]
+__all__ = ["build_kernel", "grouped_matmul_slice_m_per_token_dequant", "validate_inputs"]

@@ -1,6 +1,6 @@
 """``grouped_matmul_slice_m_per_token_dequant_moe``: CATLASS example 07 (``GroupedMatmulSliceMPerTokenDequant``,
 full-size workspace) as a numpy-in / numpy-out function. The kernel is assembled by
-``examples/07_grouped_matmul_slice_m_per_token_dequant_moe.py``."""
+:mod:`catlass_py.assemblies.grouped_matmul_slice_m_per_token_dequant_moe`."""
 
 from __future__ import annotations
 
@@ -8,12 +8,23 @@ from functools import lru_cache
 
 import numpy as np
 
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.grouped_matmul_slice_m_per_token_dequant_moe import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops._common import check_positive, empty_result, gm_input, gm_output, load_example, run_operator
-from catlass_py.ops._validate import as_array, check_core_num, check_group_list, check_kernel_group_list, check_shape
+from catlass_py.ops.operator import (
+    as_array,
+    check_core_num,
+    check_group_list,
+    check_kernel_group_list,
+    check_positive,
+    check_shape,
+    gm_input,
+    gm_output,
+    op_options,
+    parse_out_dtype,
+)
 
 SCALE_TYPES = ("float32", "float16", "bfloat16")
 OUT_TYPES = ("float16", "bfloat16")
@@ -23,9 +34,9 @@ OUT_TYPES = ("float16", "bfloat16")
 def build_kernel(arch: ArchSpec = ATLAS_A2, out_dtype: str = "float16", scale_dtype: str = "float32",
                  element_group_list: str = "int32"):
     """Example 07's kernel (PreloadAsync<1,2,2,4,1,false,true>, L1 128x256x256, L0 128x256x64, per-token
-    dequant 32x256, GemmIdentityBlockSwizzle<3,0>), assembled by the example script."""
-    return load_example("07_grouped_matmul_slice_m_per_token_dequant_moe").assemble(
-        arch, out_dtype=out_dtype, scale_dtype=scale_dtype, element_group_list=element_group_list)
+    dequant 32x256, GemmIdentityBlockSwizzle<3,0>), assembled by
+    :mod:`catlass_py.assemblies.grouped_matmul_slice_m_per_token_dequant_moe`."""
+    return assemble(arch, out_dtype=out_dtype, scale_dtype=scale_dtype, element_group_list=element_group_list)
 
 
 def validate_inputs(a, b, group_list, scale, per_token_scale, out_dtype, core_num, arch):
@@ -46,38 +57,34 @@ def validate_inputs(a, b, group_list, scale, per_token_scale, out_dtype, core_nu
     if gl.shape[0] != g:
         raise ArgumentError(f"group_list: expected {g} entries (one per group of b), got {gl.shape[0]}")
     check_group_list(gl.astype(np.int64), g, m)
-    if sdt == "float32":
-        out = "float16" if out_dtype is None else str(out_dtype)
-        if out not in OUT_TYPES:
-            raise ArgumentError(f"out_dtype: expected one of {OUT_TYPES} with float32 scales, got {out_dtype!r}")
-    else:
-        out = sdt
-        if out_dtype is not None and str(out_dtype) != sdt:
-            raise ArgumentError(f"out_dtype: with {sdt} scales D must be {sdt} too, got {out_dtype!r}")
+    # float32 scales: D is float16 or bfloat16 (float16 by default); otherwise D has the scales' type
+    out = parse_out_dtype(out_dtype, OUT_TYPES if sdt == "float32" else (sdt,), "float16" if sdt == "float32" else sdt)
     check_core_num(core_num, arch)
     return g, m, n, k, out, sdt, str(gl.dtype)
 
 
 def grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, per_token_scale, *, out_dtype=None,
                                                  core_num: int = 24, seed: int | None = None,
-                                                 arch: ArchSpec | str = ATLAS_A2, return_report: bool = False,
-                                                 observers=(), kernel=None, options=None,
-                                                 return_launch: bool = False):
+                                                 arch: ArchSpec | str = ATLAS_A2, options=None,
+                                                 return_report: bool = False, return_launch: bool = False,
+                                                 observers=(), kernel=None):
     """CATLASS example 07 on simulated AI cores.
 
     ``a`` int8 [m, k]; ``b`` int8 [g, k, n]; ``group_list`` int32 (as the example) or int64 [g], prefix
     sums of group row counts; ``scale`` [g, n] and ``per_token_scale`` [m], both float32 (the example; D is
     then ``out_dtype``, float16 by default) or both D's type (float16/bfloat16). Returns D [m, n]; rows at or
     past ``group_list[-1]`` are 0. Bit-exact against the golden after its final rounding. ``k == 0`` is
-    allowed (D is 0 on the covered rows: the epilogue's zero-fill path). With ``return_report=True``
-    returns ``(d, WorkloadReport)``. Inputs are never modified.
+    allowed (D is 0 on the covered rows: the epilogue's zero-fill path). Launch keywords as
+    :mod:`catlass_py.ops.operator`. Inputs are never modified.
     """
-    arch = get_arch(arch)
-    g, m, n, k, out, sdt, gdt = validate_inputs(a, b, group_list, scale, per_token_scale, out_dtype, core_num, arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
+    g, m, n, k, out, sdt, gdt = validate_inputs(a, b, group_list, scale, per_token_scale, out_dtype, run.core_num,
+                                                run.arch)
     if m == 0 or n == 0:
-        return empty_result((m, n), get_dtype(out).numpy, return_report, return_launch)
+        return run.empty((m, n), get_dtype(out).numpy)
     if kernel is None:
-        kernel = build_kernel(arch, out, sdt, gdt)
+        kernel = build_kernel(run.arch, out, sdt, gdt)
     else:
         check_kernel_group_list(kernel, gdt)
     d_type = kernel.block_epilogue.d_type.element
@@ -86,8 +93,7 @@ def grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, per_to
                                                    ("per_token_scale", per_token_scale))}
     args = kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["scale"],
                             gm["per_token_scale"], gm_output("d", d_host))
-    return run_operator(kernel, args, d_host, core_num, seed=seed, observers=observers,
-                        return_report=return_report, return_launch=return_launch, options=options)
+    return run.run(kernel, args, d_host)
 
 
 __all__ = ["build_kernel", "grouped_matmul_slice_m_per_token_dequant_moe", "validate_inputs"]

@@ -1,6 +1,6 @@
 """``matmul_add``: CATLASS example 03 (``MatmulEpilogue``, D = A @ B + X) as a numpy-in / numpy-out function.
 
-The kernel is assembled by ``examples/03_matmul_add.py`` and runs on the simulated Atlas A2 AI cores.
+The kernel is assembled by :mod:`catlass_py.assemblies.matmul_add` and runs on the simulated Atlas A2 AI cores.
 """
 
 from __future__ import annotations
@@ -9,30 +9,30 @@ from functools import lru_cache
 
 import numpy as np
 
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.matmul_add import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.layout import RowMajor
-from catlass_py.ops._common import (
+from catlass_py.ops.operator import (
+    FLOAT_TYPES,
+    as_array,
+    check_core_num,
     check_positive,
-    empty_result,
+    check_shape,
     gm_input,
     gm_output,
-    gm_storage,
-    layout_arg,
-    load_example,
-    run_operator,
+    op_options,
+    parse_layout,
 )
-from catlass_py.ops._validate import FLOAT_TYPES, as_array, check_core_num, check_shape
 
 
 @lru_cache(maxsize=32)
 def build_kernel(arch: ArchSpec = ATLAS_A2, swizzle_direction: int = 0, element: str = "float16",
                  layout_a=RowMajor, layout_b=RowMajor):
     """Example 03's kernel (Pingpong<unit flag> 128x256x256 / 128x256x64, ElemWiseOneSource add epilogue,
-    GemmIdentityBlockSwizzle<3, direction>), assembled by ``examples/03_matmul_add.py``."""
-    return load_example("03_matmul_add").assemble(arch, swizzle_direction=swizzle_direction, element=element,
-                                                  layout_a=layout_a, layout_b=layout_b)
+    GemmIdentityBlockSwizzle<3, direction>), assembled by :mod:`catlass_py.assemblies.matmul_add`."""
+    return assemble(arch, swizzle_direction=swizzle_direction, element=element, layout_a=layout_a, layout_b=layout_b)
 
 
 def validate_inputs(a, b, x, core_num, arch) -> tuple[int, int, int, str]:
@@ -59,24 +59,24 @@ def matmul_add(a, b, x, *, layout_a="row_major", layout_b="row_major", core_num:
     ``a`` [m, k], ``b`` [k, n], ``x`` [m, n], all float16 (or all bfloat16), given as logical matrices;
     ``layout_a``/``layout_b`` ('row_major' / 'column_major') choose how A and B are stored in GM (column-major
     stores the transpose). Returns D = fp16(fp16(A @ B) + X), shape [m, n], dtype of the inputs. With
-    ``return_report=True`` returns ``(d, WorkloadReport)``. Inputs are never modified.
+    Launch keywords as :mod:`catlass_py.ops.operator`. Inputs are never modified.
     """
-    arch = get_arch(arch)
-    la, lb = layout_arg("layout_a", layout_a), layout_arg("layout_b", layout_b)
-    m, n, k, element = validate_inputs(a, b, x, core_num, arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
+    la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
+    m, n, k, element = validate_inputs(a, b, x, run.core_num, run.arch)
     if m == 0 or n == 0:
-        return empty_result((m, n), x.dtype, return_report, return_launch)
+        return run.empty((m, n), x.dtype)
     if kernel is None:
-        kernel = build_kernel(arch, 0 if m > n else 1, element, la, lb)
+        kernel = build_kernel(run.arch, 0 if m > n else 1, element, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     d_host = np.array(x, dtype=x.dtype, copy=True, order="C")  # D's buffer holds X on entry (as in the C++)
-    gm_a = gm_input("a", gm_storage(a, la))
-    gm_b = gm_input("b", gm_storage(b, lb))
+    gm_a = gm_input("a", a, la)
+    gm_b = gm_input("b", b, lb)
     gm_d = gm_output("d", d_host)
     args = kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1), gm_a, gm_b, gm_d)
-    return run_operator(kernel, args, d_host, core_num, seed=seed, observers=observers,
-                        return_report=return_report, return_launch=return_launch, options=options)
+    return run.run(kernel, args, d_host)
 
 
 __all__ = ["build_kernel", "matmul_add", "validate_inputs"]

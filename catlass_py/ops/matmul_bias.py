@@ -3,17 +3,26 @@ function."""
 
 from __future__ import annotations
 
-import importlib
 from functools import lru_cache
 
 import numpy as np
 
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.matmul_bias import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops._matmul import check_extent, element_of, gm_input, gm_output, launch, out_element, parse_layout
-from catlass_py.ops._validate import as_array, check_core_num
+from catlass_py.ops.operator import (
+    as_array,
+    check_core_num,
+    check_extent,
+    element_of,
+    gm_input,
+    gm_output,
+    op_options,
+    out_element,
+    parse_layout,
+)
 
 #: input element -> bias elements the BT path accepts (CATLASS rejects bf16 bias; the BT holds the accumulator)
 BIAS_ELEMENTS = {"float16": ("float16", "float32"), "bfloat16": ("float32",), "int8": ("int32",)}
@@ -22,10 +31,9 @@ BIAS_ELEMENTS = {"float16": ("float16", "float32"), "bfloat16": ("float32",), "i
 @lru_cache(maxsize=32)
 def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", bias: str = "float16", layout_a="row",
                  layout_b="row", out: str | None = None):
-    """Example 20's kernel for these types (``examples/20_matmul_bias.py``)."""
-    example = importlib.import_module("catlass_py.examples.20_matmul_bias")
-    return example.assemble(arch, element=element, bias_element=bias, layout_a=parse_layout("layout_a", layout_a),
-                            layout_b=parse_layout("layout_b", layout_b), out_element=out)
+    """Example 20's kernel for these types (:mod:`catlass_py.assemblies.matmul_bias`)."""
+    return assemble(arch, element=element, bias_element=bias, layout_a=parse_layout("layout_a", layout_a),
+                    layout_b=parse_layout("layout_b", layout_b), out_element=out)
 
 
 def validate_inputs(a, b, bias, layout_a, layout_b, out_dtype, core_num, arch):
@@ -51,26 +59,26 @@ def validate_inputs(a, b, bias, layout_a, layout_b, out_dtype, core_num, arch):
 
 
 def matmul_bias(a, b, bias, *, layout_a="row", layout_b="row", out_dtype=None, core_num: int = 24,
-                seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False,
-                observers=(), kernel=None):
+                seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
+                return_launch: bool = False, observers=(), kernel=None):
     """C = A @ B + bias on simulated AI cores (CATLASS ``MatmulBias``, example 20).
 
     ``a`` [m, k], ``b`` [k, n] (logical; float16, bfloat16 or int8, stored as ``layout_a``/``layout_b``),
     ``bias`` [n]: float16 or float32 for float16 operands, float32 for bfloat16 (CATLASS has no bf16 bias),
     int32 for int8. The bias initialises the fp32 (int32) accumulator through the BT buffer. Returns C [m, n]
-    (the input element, int32 for int8, or ``out_dtype='float32'``). ``return_report=True`` returns
-    ``(c, report)``. Inputs are never modified.
+    (the input element, int32 for int8, or ``out_dtype='float32'``). Launch keywords as
+    :mod:`catlass_py.ops.operator`. Inputs are never modified.
     """
-    arch = get_arch(arch)
-    m, n, k, elem, belem, out = validate_inputs(a, b, bias, layout_a, layout_b, out_dtype, core_num, arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
+    m, n, k, elem, belem, out = validate_inputs(a, b, bias, layout_a, layout_b, out_dtype, run.core_num, run.arch)
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
     if kernel is None:
-        kernel = build_kernel(arch, elem, belem, la, lb, out)
+        kernel = build_kernel(run.arch, elem, belem, la, lb, out)
     host_c = np.zeros((m, n), get_dtype(out).numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", host_c),
                             gm_input("bias", bias))
-    report = launch(kernel, args, core_num, seed=seed, observers=observers, return_report=return_report)
-    return (host_c, report) if return_report else host_c
+    return run.run(kernel, args, host_c)
 
 
 __all__ = ["BIAS_ELEMENTS", "build_kernel", "matmul_bias", "validate_inputs"]

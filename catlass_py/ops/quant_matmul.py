@@ -1,5 +1,5 @@
 """``quant_matmul``: CATLASS example 12 (``QuantMatmulMultiStageWorkspace``) as a numpy-in / numpy-out function.
-The kernel is assembled by ``examples/12_quant_matmul.py``."""
+The kernel is assembled by :mod:`catlass_py.assemblies.quant_matmul`."""
 
 from __future__ import annotations
 
@@ -7,21 +7,21 @@ from functools import lru_cache
 
 import numpy as np
 
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.quant_matmul import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor, RowMajor
-from catlass_py.ops._common import (
+from catlass_py.ops.operator import (
+    as_array,
+    check_core_num,
     check_positive,
-    empty_result,
+    check_shape,
     gm_input,
     gm_output,
-    gm_storage,
-    layout_arg,
-    load_example,
-    run_operator,
+    op_options,
+    parse_layout,
 )
-from catlass_py.ops._validate import as_array, check_core_num, check_shape
 
 
 @lru_cache(maxsize=32)
@@ -29,9 +29,8 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, swizzle_direction: int = 0, out_dtyp
                  layout_a=RowMajor, layout_b=ColumnMajor, workspace_stages: int = 2):
     """Example 12's kernel (L1 128x256x512, L0 128x256x128, PreloadAsyncWithCallback<1,2,2,2,1,false,true>,
     per-token dequant 32x256, GemmIdentityBlockSwizzle<3, direction>, 2 workspace stages)."""
-    return load_example("12_quant_matmul").assemble(arch, swizzle_direction=swizzle_direction, out_dtype=out_dtype,
-                                                    layout_a=layout_a, layout_b=layout_b,
-                                                    workspace_stages=workspace_stages)
+    return assemble(arch, swizzle_direction=swizzle_direction, out_dtype=out_dtype, layout_a=layout_a,
+                    layout_b=layout_b, workspace_stages=workspace_stages)
 
 
 def validate_inputs(a, b, scale, per_token_scale, core_num, arch) -> tuple[int, int, int, str]:
@@ -60,23 +59,23 @@ def quant_matmul(a, b, scale, per_token_scale, *, layout_a="row_major", layout_b
     ``a`` int8 [m, k] and ``b`` int8 [k, n] (logical; stored in GM per ``layout_a``/``layout_b``, the example
     keeps B column-major), ``scale`` [n] and ``per_token_scale`` [m], both float16 (or both bfloat16).
     Returns D [m, n] in the scales' dtype; bit-exact: D == cast(golden.quant_matmul(...)). With
-    ``return_report=True`` returns ``(d, WorkloadReport)``. Inputs are never modified.
+    Launch keywords as :mod:`catlass_py.ops.operator`. Inputs are never modified.
     """
-    arch = get_arch(arch)
-    la, lb = layout_arg("layout_a", layout_a), layout_arg("layout_b", layout_b)
-    m, n, k, out = validate_inputs(a, b, scale, per_token_scale, core_num, arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
+    la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
+    m, n, k, out = validate_inputs(a, b, scale, per_token_scale, run.core_num, run.arch)
     if m == 0 or n == 0:
-        return empty_result((m, n), scale.dtype, return_report, return_launch)
+        return run.empty((m, n), scale.dtype)
     if kernel is None:
-        kernel = build_kernel(arch, 0 if m > n else 1, out, la, lb)
+        kernel = build_kernel(run.arch, 0 if m > n else 1, out, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     d_host = np.zeros((m, n), dtype=scale.dtype)
-    args = kernel.Arguments(GemmCoord(m, n, k), core_num, gm_input("a", gm_storage(a, la)),
-                            gm_input("b", gm_storage(b, lb)), gm_input("scale", scale),
+    args = kernel.Arguments(GemmCoord(m, n, k), run.core_num, gm_input("a", a, la),
+                            gm_input("b", b, lb), gm_input("scale", scale),
                             gm_input("per_token_scale", per_token_scale), gm_output("d", d_host))
-    return run_operator(kernel, args, d_host, core_num, seed=seed, observers=observers,
-                        return_report=return_report, return_launch=return_launch, options=options)
+    return run.run(kernel, args, d_host)
 
 
 __all__ = ["build_kernel", "quant_matmul", "validate_inputs"]

@@ -1,5 +1,5 @@
 """``splitk_matmul``: CATLASS example 09 (``SplitkMatmul`` + ``SplitkReduceAdd``) as a numpy-in / numpy-out
-function. The kernel is assembled by ``examples/09_splitk_matmul.py``."""
+function. The kernel is assembled by :mod:`catlass_py.assemblies.splitk_matmul`."""
 
 from __future__ import annotations
 
@@ -7,26 +7,22 @@ from functools import lru_cache
 
 import numpy as np
 
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.splitk_matmul import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor, RowMajor
-from catlass_py.ops._common import (
-    check_positive,
-    empty_result,
-    gm_input,
-    gm_output,
-    gm_storage,
-    layout_arg,
-    load_example,
-    run_operator,
-)
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops._validate import (
+from catlass_py.ops.operator import (
     FLOAT_OUT_TYPES,
     FLOAT_TYPES,
     check_core_num,
     check_matmul_operands,
-    float_out_dtype,
+    check_positive,
+    gm_input,
+    gm_output,
+    op_options,
+    parse_layout,
+    parse_out_dtype,
 )
 
 OUT_TYPES = FLOAT_OUT_TYPES
@@ -37,15 +33,14 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", out_dtype:
                  layout_a=RowMajor, layout_b=ColumnMajor):
     """Example 09's kernel (Pingpong<unit flag> 128x256x256 / 128x256x64, fp32 slices,
     SplitkGemmIdentityBlockSwizzle<3,0>, SplitkReduceAdd<float, out, 1, UB/4>)."""
-    return load_example("09_splitk_matmul").assemble(arch, element=element, out_dtype=out_dtype, layout_a=layout_a,
-                                                     layout_b=layout_b)
+    return assemble(arch, element=element, out_dtype=out_dtype, layout_a=layout_a, layout_b=layout_b)
 
 
 def validate_inputs(a, b, out_dtype, core_num, arch) -> tuple[int, int, int, str, str]:
     """Check every input; return (m, n, k, element, out dtype)."""
     m, n, k, element = check_matmul_operands(a, b, FLOAT_TYPES)
     check_positive("a", k, "k (an empty K would store uninitialised accumulators)")
-    out = float_out_dtype(element, out_dtype)
+    out = parse_out_dtype(out_dtype, OUT_TYPES, element)
     check_core_num(core_num, arch)
     return m, n, k, element, out
 
@@ -57,23 +52,24 @@ def splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", layout_b="colum
 
     ``a`` [m, k] and ``b`` [k, n] float16 (or bfloat16) logical matrices, stored in GM per
     ``layout_a``/``layout_b`` (the example keeps B column-major). Returns C [m, n] in ``out_dtype`` (default:
-    the input dtype): the fp32 sum of the split-K slices, cast once. With ``return_report=True`` returns
-    ``(c, WorkloadReport)`` (block markers carry ``slice``; reduction markers ``offset``/``count``).
+    the input dtype): the fp32 sum of the split-K slices, cast once. Launch keywords as
+    :mod:`catlass_py.ops.operator` (the report's block markers carry ``slice``; reduction markers
+    ``offset``/``count``).
     """
-    arch = get_arch(arch)
-    la, lb = layout_arg("layout_a", layout_a), layout_arg("layout_b", layout_b)
-    m, n, k, element, out = validate_inputs(a, b, out_dtype, core_num, arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
+    la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
+    m, n, k, element, out = validate_inputs(a, b, out_dtype, run.core_num, run.arch)
     if m == 0 or n == 0:
-        return empty_result((m, n), get_dtype(out).numpy, return_report, return_launch)
+        return run.empty((m, n), get_dtype(out).numpy)
     if kernel is None:
-        kernel = build_kernel(arch, element, out, la, lb)
+        kernel = build_kernel(run.arch, element, out, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     c_host = np.zeros((m, n), dtype=kernel.reduce_add.element_out.numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), core_num, kernel.block_mmad.element_c.nbytes(1),
-                            gm_input("a", gm_storage(a, la)), gm_input("b", gm_storage(b, lb)), gm_output("c", c_host))
-    return run_operator(kernel, args, c_host, core_num, seed=seed, observers=observers,
-                        return_report=return_report, return_launch=return_launch, options=options)
+    args = kernel.Arguments(GemmCoord(m, n, k), run.core_num, kernel.block_mmad.element_c.nbytes(1),
+                            gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", c_host))
+    return run.run(kernel, args, c_host)
 
 
 __all__ = ["build_kernel", "splitk_matmul", "validate_inputs"]

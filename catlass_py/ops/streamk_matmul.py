@@ -1,5 +1,5 @@
 """``streamk_matmul``: CATLASS example 37 (``StreamkMatmul`` + ``StreamkReduceAdd``) as a numpy-in / numpy-out
-function. The kernel is assembled by ``examples/37_streamk_matmul.py``."""
+function. The kernel is assembled by :mod:`catlass_py.assemblies.streamk_matmul`."""
 
 from __future__ import annotations
 
@@ -7,27 +7,27 @@ from functools import lru_cache
 
 import numpy as np
 
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.streamk_matmul import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.layout import RowMajor
-from catlass_py.ops._common import (
+from catlass_py.ops.operator import (
+    FLOAT_TYPES,
+    check_core_num,
+    check_matmul_operands,
     check_positive,
-    empty_result,
     gm_input,
     gm_output,
-    gm_storage,
-    layout_arg,
-    load_example,
-    run_operator,
+    op_options,
+    parse_layout,
 )
-from catlass_py.ops._validate import FLOAT_TYPES, check_core_num, check_matmul_operands
 
 
 @lru_cache(maxsize=32)
 def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a=RowMajor, layout_b=RowMajor):
     """Example 37's kernel (Streamk<unit flag, shuffle-K> 128x256x256 / 128x256x64,
     StreamkGemmIdentityBlockSwizzle<3,0>, StreamkReduceAdd over the whole UB)."""
-    return load_example("37_streamk_matmul").assemble(arch, element=element, layout_a=layout_a, layout_b=layout_b)
+    return assemble(arch, element=element, layout_a=layout_a, layout_b=layout_b)
 
 
 def validate_inputs(a, b, core_num, arch) -> tuple[int, int, int, str]:
@@ -45,24 +45,24 @@ def streamk_matmul(a, b, *, layout_a="row_major", layout_b="row_major", core_num
 
     ``a`` [m, k] and ``b`` [k, n] float16 (or bfloat16) logical matrices, stored in GM per
     ``layout_a``/``layout_b``. Returns C [m, n] of the input dtype. Normal blocks are stored by the cube's
-    fixpipe; tail blocks are fp32 sums of stream-K partial sums, cast once. With ``return_report=True``
-    returns ``(c, WorkloadReport)``: cube markers say which K range (``streamk``, ``k_tile``, ``k``) each core
-    computed, ``epilogue_tile`` markers which rows of the tail blocks each vector core reduced.
+    fixpipe; tail blocks are fp32 sums of stream-K partial sums, cast once. Launch keywords as
+    :mod:`catlass_py.ops.operator`; in the report, cube markers say which K range (``streamk``, ``k_tile``,
+    ``k``) each core computed, ``epilogue_tile`` markers which rows of the tail blocks each vector core reduced.
     """
-    arch = get_arch(arch)
-    la, lb = layout_arg("layout_a", layout_a), layout_arg("layout_b", layout_b)
-    m, n, k, element = validate_inputs(a, b, core_num, arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
+    la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
+    m, n, k, element = validate_inputs(a, b, run.core_num, run.arch)
     if m == 0 or n == 0:
-        return empty_result((m, n), a.dtype, return_report, return_launch)
+        return run.empty((m, n), a.dtype)
     if kernel is None:
-        kernel = build_kernel(arch, element, la, lb)
+        kernel = build_kernel(run.arch, element, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     c_host = np.zeros((m, n), dtype=kernel.block_mmad.element_c.numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), core_num, gm_input("a", gm_storage(a, la)),
-                            gm_input("b", gm_storage(b, lb)), gm_output("c", c_host))
-    return run_operator(kernel, args, c_host, core_num, seed=seed, observers=observers,
-                        return_report=return_report, return_launch=return_launch, options=options)
+    args = kernel.Arguments(GemmCoord(m, n, k), run.core_num, gm_input("a", a, la),
+                            gm_input("b", b, lb), gm_output("c", c_host))
+    return run.run(kernel, args, c_host)
 
 
 __all__ = ["build_kernel", "streamk_matmul", "validate_inputs"]

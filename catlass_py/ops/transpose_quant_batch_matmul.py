@@ -16,20 +16,16 @@ from functools import lru_cache
 import ml_dtypes
 import numpy as np
 
-from catlass_py.arch import ASCEND_950, GlobalBuffer, launch
+from catlass_py.arch import ASCEND_950, ArchSpec
+from catlass_py.assemblies.transpose_quant_batch_matmul import assemble
 from catlass_py.errors import ArgumentError
-from catlass_py.kernel.transpose_quant_batch_matmul import (
-    PERM_DN,
-    PERM_ND,
-    TransposeQuantBatchMatmulKernel,
-    TransposeQuantBatchMatmulParams,
-)
+from catlass_py.kernel.transpose_quant_batch_matmul import PERM_DN, PERM_ND, TransposeQuantBatchMatmulParams
 from catlass_py.numerics.rounding import cast
-from catlass_py.ops._validate import check_core_num
+from catlass_py.ops.operator import gm_input, gm_output, op_options, parse_out_dtype
 
 FP8 = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
-OUT_DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", 27: "bfloat16",
-              "float16": "float16", "fp16": "float16", "half": "float16", 1: "float16"}
+OUT_DTYPES = ("bfloat16", "float16")
+PYPTO_DTYPE_FLAGS = {27: "bfloat16", 1: "float16"}  # pypto's dtype flags of the output
 DEFAULT_TILE_SHAPE = (256, 256, 128)  # seed 004's m / n / k tile shapes
 
 
@@ -44,11 +40,15 @@ def _perm(name: str, value, allowed) -> tuple:
 
 
 def out_dtype_name(out_dtype) -> str:
-    """'bfloat16' / 'float16' from a name, an alias, or the pypto dtype flag (27 = bf16, 1 = fp16)."""
-    key = out_dtype.lower() if isinstance(out_dtype, str) else out_dtype
-    if isinstance(key, bool) or key not in OUT_DTYPES:
-        raise ArgumentError(f"out_dtype: expected 'bfloat16' (flag 27) or 'float16' (flag 1), got {out_dtype!r}")
-    return OUT_DTYPES[key]
+    """'bfloat16' / 'float16' from a name or alias, a numpy / ml_dtypes type, or the pypto dtype flag (27 = bf16,
+    1 = fp16)."""
+    if isinstance(out_dtype, (int, np.integer)) and not isinstance(out_dtype, bool):
+        if int(out_dtype) not in PYPTO_DTYPE_FLAGS:
+            raise ArgumentError(f"out_dtype: expected 'bfloat16' (flag 27) or 'float16' (flag 1), got {out_dtype!r}")
+        return PYPTO_DTYPE_FLAGS[int(out_dtype)]
+    if out_dtype is None:
+        raise ArgumentError("out_dtype: expected 'bfloat16' (flag 27) or 'float16' (flag 1), got None")
+    return parse_out_dtype(out_dtype, OUT_DTYPES, "bfloat16")
 
 
 def _scale_bytes(name: str, s) -> np.ndarray:
@@ -105,35 +105,42 @@ def validate_inputs(x1, x2, x1_scale, x2_scale, perm_x1, perm_x2, perm_y, out_dt
 
 
 @lru_cache(maxsize=16)
-def build_kernel(in_dtype: str, out_dtype: str, perm_x2=PERM_ND, tile_shape=DEFAULT_TILE_SHAPE, saturation=True):
-    """The assembled kernel (immutable, so cached per configuration)."""
-    return TransposeQuantBatchMatmulKernel(in_dtype, out_dtype, perm_x2, tile_shape, ASCEND_950, saturation=saturation)
+def build_kernel(in_dtype: str, out_dtype: str, perm_x2=PERM_ND, tile_shape=DEFAULT_TILE_SHAPE, saturation=True,
+                 arch: ArchSpec = ASCEND_950):
+    """The assembled kernel (:mod:`catlass_py.assemblies.transpose_quant_batch_matmul`; immutable, so cached per
+    configuration)."""
+    return assemble(in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2, tile_shape=tile_shape, arch=arch,
+                    saturation=saturation)
 
 
 def transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, *, perm_x1=(1, 0, 2), perm_x2=(0, 1, 2),
                                  perm_y=(1, 0, 2), out_dtype="bfloat16", core_num: int = 32, seed: int | None = None,
-                                 observers=(), tile_shape=DEFAULT_TILE_SHAPE, saturation: bool = True) -> np.ndarray:
+                                 arch: ArchSpec | str = ASCEND_950, options=None, return_report: bool = False,
+                                 return_launch: bool = False, observers=(), kernel=None,
+                                 tile_shape=DEFAULT_TILE_SHAPE, saturation: bool = True):
     """pypto-gym ``transpose_quant_batch_matmul`` on simulated Ascend 950 cores (module docstring for the
     contract). Returns ``out`` [M, B, N] (ml_dtypes bfloat16 or float16). Bad inputs raise
-    :class:`ArgumentError` before anything runs; inputs are never modified.
+    :class:`ArgumentError` before anything runs; inputs are never modified. Launch keywords as
+    :mod:`catlass_py.ops.operator`.
 
     ``saturation`` is the fixpipe's CTRL[48] mode: True (default, CTRL[48] = 0) maps NaN results (E8M0 0xFF
     scales) to 0 and overflow to +-max; False propagates NaN / inf like the float32 golden."""
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
     m, batch, k, n, in_name, p2, out = validate_inputs(x1, x2, x1_scale, x2_scale, perm_x1, perm_x2, perm_y, out_dtype)
-    core_num = check_core_num(core_num, ASCEND_950)
-    kernel = build_kernel(in_name, out, p2, tuple(tile_shape), bool(saturation))
+    if kernel is None:
+        kernel = build_kernel(in_name, out, p2, tuple(tile_shape), bool(saturation), run.arch)
     out_np = ml_dtypes.bfloat16 if out == "bfloat16" else np.float16
-    host_out = np.zeros((m, batch, n), dtype=out_np)
     if m == 0:
-        return host_out
-    gm = {name: GlobalBuffer.from_array(x, name, read_only=True).tensor(dt)
+        return run.empty((m, batch, n), out_np)
+    host_out = np.zeros((m, batch, n), dtype=out_np)
+    gm = {name: gm_input(name, x, dtype=dt)
           for name, x, dt in (("x1", x1, in_name), ("x2", x2, in_name),
                               ("x1_scale", _scale_bytes("x1_scale", x1_scale), "float8_e8m0fnu"),
                               ("x2_scale", _scale_bytes("x2_scale", x2_scale), "float8_e8m0fnu"))}
-    gm_out = GlobalBuffer.from_array(host_out, "out").tensor(out)
-    params = TransposeQuantBatchMatmulParams(m, batch, k, n, gm["x1"], gm["x2"], gm["x1_scale"], gm["x2_scale"], gm_out)
-    launch(kernel, params, core_num, arch=ASCEND_950, seed=seed, observers=observers)
-    return host_out
+    params = TransposeQuantBatchMatmulParams(m, batch, k, n, gm["x1"], gm["x2"], gm["x1_scale"], gm["x2_scale"],
+                                             gm_output("out", host_out, dtype=out))
+    return run.run_kernel(kernel, params, host_out)
 
 
 def make_inputs(m: int, k: int, n: int, batch: int, *, in_dtype="float8_e4m3fn", out_dtype="bfloat16",

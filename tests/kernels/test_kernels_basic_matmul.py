@@ -13,7 +13,13 @@ from split_coverage import assert_each_written_once, assert_round_robin, gm, run
 from catlass_py import golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.errors import ArgumentError, ConfigError
-from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2Pingpong, MmadAtlasA2Preload, MmadAtlasA2PreloadAsync
+from catlass_py.gemm import (
+    GemmCoord,
+    GemmType,
+    MmadAtlasA2Pingpong,
+    MmadAtlasA2Preload,
+    MmadAtlasA2PreloadAsync,
+)
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import BasicMatmul
 from catlass_py.layout import RowMajor

@@ -12,8 +12,8 @@ from split_coverage import assert_each_written_once, assert_round_robin, gm, run
 from catlass_py import data, golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import GlobalBuffer, LaunchParams
+from catlass_py.data import fill_random_fp16_t
 from catlass_py.errors import ArgumentError, ConfigError, RaceError
-from catlass_py.examples._host import fill_random_fp16_t
 from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2PreloadAsync
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import GroupedMatmulSliceK

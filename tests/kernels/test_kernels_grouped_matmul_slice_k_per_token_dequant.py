@@ -15,9 +15,13 @@ from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.params import LaunchParams
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmCoord
-from catlass_py.kernel.grouped_matmul_slice_k_per_token_dequant import GroupedMatmulSliceKPerTokenDequant
-from catlass_py.ops._common import gm_input, gm_output, gm_storage
-from catlass_py.ops.grouped_matmul_slice_k_per_token_dequant import grouped_matmul_slice_k_per_token_dequant
+from catlass_py.kernel.grouped_matmul_slice_k_per_token_dequant import (
+    GroupedMatmulSliceKPerTokenDequant,
+)
+from catlass_py.ops.grouped_matmul_slice_k_per_token_dequant import (
+    grouped_matmul_slice_k_per_token_dequant,
+)
+from catlass_py.ops.operator import as_stored, gm_input, gm_output
 
 EX = importlib.import_module("catlass_py.examples.11_grouped_matmul_slice_k_per_token_dequant")
 OP = grouped_matmul_slice_k_per_token_dequant
@@ -69,7 +73,7 @@ def test_empty_groups_need_no_flags_and_interleavings():
     for seed in (None, 2):
         d = np.zeros((g, m, n), BF16)
         rec = WorkloadRecorder()
-        gm_a = gm_input("a", gm_storage(a, kernel.block_mmad.a_type.layout))
+        gm_a = gm_input("a", as_stored(a, kernel.block_mmad.a_type.layout))
         args = kernel.Arguments(GemmCoord(m, n, k), g, gm_input("gl", gl), gm_a, gm_input("b", b), gm_input("s", s),
                                 gm_input("p", p), gm_output("d", d))
         run_device(kernel, args, 2, observers=(rec,),

@@ -15,9 +15,13 @@ from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.params import LaunchParams
 from catlass_py.errors import ArgumentError, ConfigError, RaceError
 from catlass_py.gemm import GemmCoord
-from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant import GroupedMatmulSliceMPerTokenDequant
-from catlass_py.ops._common import gm_input, gm_output
-from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant_moe import grouped_matmul_slice_m_per_token_dequant_moe
+from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant import (
+    GroupedMatmulSliceMPerTokenDequant,
+)
+from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant_moe import (
+    grouped_matmul_slice_m_per_token_dequant_moe,
+)
+from catlass_py.ops.operator import gm_input, gm_output
 
 EX = importlib.import_module("catlass_py.examples.07_grouped_matmul_slice_m_per_token_dequant_moe")
 OP = grouped_matmul_slice_m_per_token_dequant_moe

@@ -16,12 +16,18 @@ from catlass_py.arch.cross_core_sync import CrossCoreFlagWithReverse
 from catlass_py.arch.params import LaunchParams
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2ElemWiseOneSource
 from catlass_py.errors import ArgumentError, ConfigError
-from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2Pingpong, MmadAtlasA2Preload, MmadAtlasA2PreloadAsync
+from catlass_py.gemm import (
+    GemmCoord,
+    GemmType,
+    MmadAtlasA2Pingpong,
+    MmadAtlasA2Preload,
+    MmadAtlasA2PreloadAsync,
+)
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel.matmul_epilogue import MatmulEpilogue
 from catlass_py.layout import RowMajor
-from catlass_py.ops._common import gm_input, gm_output
 from catlass_py.ops.matmul_add import matmul_add
+from catlass_py.ops.operator import gm_input, gm_output
 from catlass_py.tile import EpilogueTileCopy
 from catlass_py.tile.vector_elementwise import TileElemWiseAdd
 

@@ -15,7 +15,12 @@ from catlass_py.arch import GlobalBuffer, LaunchParams
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2Pingpong, MmadAtlasA2Preload
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
-from catlass_py.kernel import OptimizedMatmul, PaddingBuilder, PaddingMatrixBlockND, PaddingTag
+from catlass_py.kernel import (
+    OptimizedMatmul,
+    PaddingBuilder,
+    PaddingMatrixBlockND,
+    PaddingTag,
+)
 from catlass_py.layout import ColumnMajor, PaddingColumnMajor, PaddingRowMajor, RowMajor
 from catlass_py.ops import matmul_relu
 from catlass_py.tile import ReluTileCopy

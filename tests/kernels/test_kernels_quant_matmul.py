@@ -16,8 +16,10 @@ from catlass_py.arch.params import LaunchParams
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmCoord, MmadAtlasA2PreloadAsync
 from catlass_py.gemm.block import BlockMmad
-from catlass_py.kernel.quant_matmul_multistage_workspace import QuantMatmulMultiStageWorkspace
-from catlass_py.ops._common import gm_input, gm_output, gm_storage
+from catlass_py.kernel.quant_matmul_multistage_workspace import (
+    QuantMatmulMultiStageWorkspace,
+)
+from catlass_py.ops.operator import as_stored, gm_input, gm_output
 from catlass_py.ops.quant_matmul import quant_matmul
 
 EX = importlib.import_module("catlass_py.examples.12_quant_matmul")
@@ -62,7 +64,7 @@ def test_ring_handshake_and_interleavings():
     for seed in (None, 3):
         d = np.zeros((m, n), np.float16)
         rec = WorkloadRecorder()
-        gm_b = gm_input("b", gm_storage(b, kernel.block_mmad.b_type.layout))
+        gm_b = gm_input("b", as_stored(b, kernel.block_mmad.b_type.layout))
         args = kernel.Arguments(GemmCoord(m, n, k), 2, gm_input("a", a), gm_b, gm_input("s", s), gm_input("p", p),
                                 gm_output("d", d))
         run_device(kernel, args, 2, observers=(rec,),

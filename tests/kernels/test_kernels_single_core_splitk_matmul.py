@@ -15,10 +15,14 @@ from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.params import LaunchParams
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2SingleCoreSplitk
-from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle, SingleCoreSplitkGemmIdentityBlockSwizzle
+from catlass_py.gemm.block import (
+    BlockMmad,
+    GemmIdentityBlockSwizzle,
+    SingleCoreSplitkGemmIdentityBlockSwizzle,
+)
 from catlass_py.kernel.single_core_slicek_matmul import SingleCoreSplitkMatmul
 from catlass_py.layout import RowMajor, zN
-from catlass_py.ops._common import gm_input, gm_output, gm_storage
+from catlass_py.ops.operator import as_stored, gm_input, gm_output
 from catlass_py.ops.single_core_splitk_matmul import single_core_splitk_matmul
 
 EX = importlib.import_module("catlass_py.examples.34_single_core_splitk_matmul")
@@ -92,7 +96,7 @@ def test_bf16_fp32_out_row_major_b_and_interleavings():
     ref = OP(a16, b16, core_num=2, kernel=kernel)
     for seed in (1, 8):
         out = np.zeros((70, 40), np.float16)
-        gm_b = gm_input("b", gm_storage(b16, kernel.layout_b))
+        gm_b = gm_input("b", as_stored(b16, kernel.layout_b))
         args = kernel.Arguments(GemmCoord(70, 40, 700), gm_input("a", a16), gm_b, gm_output("c", out))
         rec = WorkloadRecorder()
         run_device(kernel, args, 2, observers=(rec,),

@@ -15,9 +15,12 @@ from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.params import LaunchParams
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmCoord
-from catlass_py.gemm.block import GemmIdentityBlockSwizzle, SplitkGemmIdentityBlockSwizzle
+from catlass_py.gemm.block import (
+    GemmIdentityBlockSwizzle,
+    SplitkGemmIdentityBlockSwizzle,
+)
 from catlass_py.kernel.splitk_matmul import SplitkMatmul, SplitkReduceAdd
-from catlass_py.ops._common import gm_input, gm_output, gm_storage
+from catlass_py.ops.operator import as_stored, gm_input, gm_output
 from catlass_py.ops.splitk_matmul import splitk_matmul
 
 EX = importlib.import_module("catlass_py.examples.09_splitk_matmul")
@@ -87,7 +90,7 @@ def test_bf16_fp32_out_and_interleavings():
     for seed in (4, 9):
         out = np.zeros((60, 80), np.float16)
         args = kernel.Arguments(GemmCoord(60, 80, 2000), 4, 4, gm_input("a", a.astype(np.float16)),
-                                gm_input("b", gm_storage(b.astype(np.float16), kernel.block_mmad.b_type.layout)),
+                                gm_input("b", as_stored(b.astype(np.float16), kernel.block_mmad.b_type.layout)),
                                 gm_output("c", out))
         rec = WorkloadRecorder()
         run_device(kernel, args, 4, observers=(rec,), options=LaunchParams(seed=seed, preempt_on_set=True,

@@ -17,7 +17,7 @@ from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2Pingpong, MmadAtlasA
 from catlass_py.gemm.block import BlockMmad, StreamkGemmIdentityBlockSwizzle
 from catlass_py.kernel.streamk_matmul import StreamkMatmul, StreamkReduceAdd
 from catlass_py.layout import RowMajor
-from catlass_py.ops._common import gm_input, gm_output
+from catlass_py.ops.operator import gm_input, gm_output
 from catlass_py.ops.streamk_matmul import streamk_matmul
 
 EX = importlib.import_module("catlass_py.examples.37_streamk_matmul")

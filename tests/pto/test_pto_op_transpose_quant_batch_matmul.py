@@ -141,10 +141,9 @@ def test_kernel_assembly_checks():
 
 
 def test_example_runs_from_the_cli(capsys):
-    from catlass_py.cli import main
-    from catlass_py.runner import load_example
+    from catlass_py.cli import load_script, main
 
-    ex = load_example("transpose_quant_batch_matmul")
+    ex = load_script("transpose_quant_batch_matmul")
     res = ex.run(["32", "64", "48", "3", "e5m2", "fp16", "021"], cores=4)
     assert res.passed and res.error_count == 0 and sum(res.blocks_per_core) == 3
     assert main(["run", "transpose_quant_batch_matmul", "test1", "--json"]) == 0

@@ -1,0 +1,38 @@
+"""CATLASS example 05 grouped_matmul_slice_k (``examples/05_grouped_matmul_slice_k/grouped_matmul_slice_k.cpp``):
+``GroupedMatmulSliceK`` with ``MmadAtlasA2PreloadAsync``, assembled step by step like the C++.
+
+Used by ``examples/05_grouped_matmul_slice_k.py`` and :mod:`catlass_py.ops.grouped_matmul_slice_k`.
+"""
+
+from __future__ import annotations
+
+from catlass_py.arch import ATLAS_A2
+from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2PreloadAsync
+from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
+from catlass_py.kernel import GroupedMatmulSliceK
+from catlass_py.layout import ColumnMajor, RowMajor
+
+
+def assemble(arch=ATLAS_A2, *, element="float16", out_element=None, dispatch_policy=None, swizzle=(3, 1)):
+    """Build the kernel like the C++ example; keywords swap the element (unit flag off for int8), C's element,
+    the dispatch policy and the swizzle."""
+    # 1. Dispatch policy: preload 1, 2 L1 stages, 4 L0A / 2 L0B stages, 1 L0C stage, unit flag, shuffle-K.
+    if dispatch_policy is None:
+        dispatch_policy = MmadAtlasA2PreloadAsync(
+            preload_stages=1, l1_stages=2, l0a_stages=4, l0b_stages=2, l0c_stages=1,
+            enable_unit_flag=element != "int8", enable_shuffle_k=True, arch=arch)
+    # 2. Tile shapes.
+    l1_tile_shape = GemmShape(128, 256, 256)
+    l0_tile_shape = GemmShape(128, 256, 64)
+    # 3. Operand types: A column-major [m, K], B row-major [K, n], C row-major [m, n] per group.
+    if out_element is None:
+        out_element = "int32" if element == "int8" else element
+    a_type = GemmType(element, ColumnMajor)
+    b_type = GemmType(element, RowMajor)
+    c_type = GemmType(out_element, RowMajor)
+    block_mmad = BlockMmad(dispatch_policy, l1_tile_shape, l0_tile_shape, a_type, b_type, c_type)
+    # 4. Scheduler (right first) and kernel with an int64 group list.
+    return GroupedMatmulSliceK(block_mmad, None, GemmIdentityBlockSwizzle(*swizzle), "int64")
+
+
+__all__ = ["assemble"]
