@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import numbers
 import random
 import threading
 from dataclasses import dataclass, field
@@ -366,8 +367,9 @@ def launch(
     if seed is not None or detect_races is not None:
         changes = {"seed": seed, "detect_races": detect_races}
         options = LaunchParams(**{**options.__dict__, **{k: v for k, v in changes.items() if v is not None}})
-    if isinstance(block_dim, bool) or not isinstance(block_dim, int) or not 1 <= block_dim <= arch.core_num:
+    if isinstance(block_dim, bool) or not isinstance(block_dim, numbers.Integral) or not 1 <= block_dim <= arch.core_num:
         raise ArgumentError(f"block_dim: expected an int in 1..{arch.core_num} ({arch.name} AI cores), got {block_dim!r}")
+    block_dim = int(block_dim)  # numpy integers too
     if getattr(kernel, "aic", None) is None and getattr(kernel, "aiv", None) is None:
         raise ArgumentError(f"kernel: {kernel!r} defines neither aic(ctx, params) nor aiv(ctx, params)")
     observers = tuple(observers)
