@@ -37,13 +37,23 @@ def _check_ub_pitch(op: str, layout, gm_type: GemmType) -> None:
         )
 
 
+def _check_dtypes(op: str, gm_type: GemmType, gm: GlobalTensor, ub: LocalTensor, direction: str) -> None:
+    # Like the cube's copies: a copy moves elements of its GemmType's element and never converts them.
+    element = gm_type.element
+    if gm.dtype != element or ub.dtype != element:
+        src, dst = (f"GM {gm.dtype}", f"UB {ub.dtype}") if direction == "in" else (f"UB {ub.dtype}", f"GM {gm.dtype}")
+        raise ConfigError(f"{op}: assembled for {element} elements, called with {src} -> {dst} (a copy moves "
+                          f"elements and never converts them; cast first)")
+
+
 class CopyGm2Ub:
     """CATLASS ``Epilogue::Tile::CopyGm2Ub<ArchTag, GemmType<E, RowMajor | VectorLayout>>`` (``DataCopyPad``).
 
     RowMajor: ``rows`` bursts of ``cols`` elements; each lands at the start of a UB row of pitch
     ``layout_dst.ldm`` (a whole number of 32-byte blocks); the rest of the row keeps its old contents.
     VectorLayout: one burst of ``layout_src.shape[0]`` elements to UB offset 0 (the UB layout is ignored,
-    as in CATLASS where ``VectorLayout::MakeLayoutInUb`` is a dummy).
+    as in CATLASS where ``VectorLayout::MakeLayoutInUb`` is a dummy). Both tensors must hold ``gm_type``'s
+    element (:class:`ConfigError` otherwise: a copy never converts).
     """
 
     def __init__(self, arch, gm_type: GemmType):
@@ -52,6 +62,7 @@ class CopyGm2Ub:
         self.gm_type = gm_type
 
     def __call__(self, dst: LocalTensor, src: GlobalTensor, layout_dst, layout_src) -> None:
+        _check_dtypes("CopyGm2Ub", self.gm_type, src, dst, "in")
         if isinstance(layout_src, VectorLayout):
             n = layout_src.shape[0]
             data = gm_read(src, layout_src, n, None, "CopyGm2Ub") if n else src.view(0)
@@ -77,7 +88,7 @@ class CopyGm2Ub:
 class CopyUb2Gm:
     """CATLASS ``Epilogue::Tile::CopyUb2Gm<ArchTag, GemmType<E, RowMajor | VectorLayout>>`` (``DataCopyPad``):
     writes exactly ``rows x cols`` elements (byte-granular, no overrun) from UB rows of pitch
-    ``layout_src.ldm``; VectorLayout: one burst from UB offset 0."""
+    ``layout_src.ldm``; VectorLayout: one burst from UB offset 0. Both tensors must hold ``gm_type``'s element."""
 
     def __init__(self, arch, gm_type: GemmType):
         self.arch = get_arch(arch)
@@ -85,6 +96,7 @@ class CopyUb2Gm:
         self.gm_type = gm_type
 
     def __call__(self, dst: GlobalTensor, src: LocalTensor, layout_dst, layout_src) -> None:
+        _check_dtypes("CopyUb2Gm", self.gm_type, dst, src, "out")
         if isinstance(layout_dst, VectorLayout):
             n = layout_dst.shape[0]
             if n:

@@ -1,4 +1,4 @@
-"""GM <-> UB copies of the vector cores (reference 4.6: CopyGm2Ub, CopyUb2Gm; DataCopyPad semantics)."""
+"""GM <-> UB copies of the vector cores (CopyGm2Ub, CopyUb2Gm; DataCopyPad semantics)."""
 
 import ml_dtypes
 import numpy as np
@@ -119,3 +119,20 @@ def test_non_rowmajor_gm_layout_rejected():
         CopyGm2Ub(A2, GemmType("int32", ColumnMajor))
     with pytest.raises(ConfigError):
         CopyUb2Gm(A2, GemmType("int32", ColumnMajor))
+
+
+@pytest.mark.parametrize("layout", [VectorLayout(32), RowMajor(2, 16)])
+def test_a_copy_never_converts_elements(layout):
+    ctx = aiv()
+    x = np.ones(32, np.float16)
+    gm16 = GlobalBuffer.from_array(x, "x").tensor("float16")
+    ub32 = ctx.resource.ub_buf.get_buffer_by_byte("float32", 0)
+    ub16 = ctx.resource.ub_buf.get_buffer_by_byte("float16", 0)
+    with pytest.raises(ConfigError, match=r"CopyGm2Ub: assembled for float32 elements, called with GM float16 -> UB"):
+        CopyGm2Ub(A2, GemmType("float32", type(layout)))(ub32, gm16, layout, layout)
+    with pytest.raises(ConfigError, match=r"CopyGm2Ub: assembled for float32 elements, called with GM float16 -> UB "
+                                          r"float16"):
+        CopyGm2Ub(A2, GemmType("float32", type(layout)))(ub16, gm16, layout, layout)
+    with pytest.raises(ConfigError, match=r"CopyUb2Gm: assembled for float16 elements, called with UB float32 -> GM"):
+        CopyUb2Gm(A2, GemmType("float16", type(layout)))(gm16, ub32, layout, layout)
+    CopyGm2Ub(A2, GemmType("float16", type(layout)))(ub16, gm16, layout, layout)  # matching types copy
