@@ -4,7 +4,15 @@ This package is what the tile layer builds on, so it does not import its block l
 schedulers are in :mod:`catlass_py.gemm.block` (``Gemm::Block``), which imports the tile layer.
 """
 
-from catlass_py.gemm.coord import GemmCoord, GemmShape, MatrixCoord, MatrixShape, ceil_div, round_down, round_up
+from catlass_py.gemm.coord import (
+    GemmCoord,
+    GemmShape,
+    MatrixCoord,
+    MatrixShape,
+    ceil_div,
+    round_down,
+    round_up,
+)
 from catlass_py.gemm.dispatch_policy import (
     MmadAtlasA2Pingpong,
     MmadAtlasA2PingpongBias,

@@ -1,7 +1,17 @@
 """Block layer of the GEMM side (CATLASS ``Gemm::Block``): BlockMmad implementations, their capabilities, and the
 block schedulers."""
 
-from catlass_py.gemm.block.block_mmad import BlockMmad, check_block_mmad, register_block_mmad, registered_block_mmads
+from catlass_py.gemm.block.block_mmad import (
+    BlockMmad,
+    check_block_mmad,
+    register_block_mmad,
+    registered_block_mmads,
+)
+from catlass_py.gemm.block.block_mmad_instance import (
+    BlockMmadInstance,
+    PingpongStagesInstance,
+)
+from catlass_py.gemm.block.block_mmad_spec import BlockMmadSpec
 from catlass_py.gemm.block.capabilities import (
     BIAS_CALL,
     PLAIN_CALL,
@@ -15,7 +25,10 @@ from catlass_py.gemm.block.capabilities import (
 from catlass_py.gemm.block.mmad_pingpong import BlockMmadPingpong
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
-from catlass_py.gemm.block.mmad_preload_async import BlockMmadPreloadAsync, BlockMmadPreloadAsyncWithCallback
+from catlass_py.gemm.block.mmad_preload_async import (
+    BlockMmadPreloadAsync,
+    BlockMmadPreloadAsyncWithCallback,
+)
 from catlass_py.gemm.block.mmad_single_core_splitk import BlockMmadSingleCoreSplitk
 from catlass_py.gemm.block.mmad_streamk import BlockMmadStreamk
 from catlass_py.gemm.block.swizzle import GemmIdentityBlockSwizzle
@@ -35,15 +48,18 @@ __all__ = [
     "BlockMmad",
     "BlockMmadCall",
     "BlockMmadCapabilities",
+    "BlockMmadInstance",
     "BlockMmadPingpong",
     "BlockMmadPingpongBias",
     "BlockMmadPreload",
     "BlockMmadPreloadAsync",
     "BlockMmadPreloadAsyncWithCallback",
     "BlockMmadRequirement",
+    "BlockMmadSpec",
     "BlockMmadSingleCoreSplitk",
     "BlockMmadStreamk",
     "GemmIdentityBlockSwizzle",
+    "PingpongStagesInstance",
     "SingleCoreSplitkGemmIdentityBlockSwizzle",
     "SplitkGemmIdentityBlockSwizzle",
     "StreamkBlockDec",

@@ -12,11 +12,17 @@ them at assembly with :func:`check_block_mmad`, whose error lists the registered
 from __future__ import annotations
 
 from catlass_py.errors import ConfigError
-from catlass_py.gemm.block.capabilities import BlockMmadCapabilities, BlockMmadRequirement
+from catlass_py.gemm.block.capabilities import (
+    BlockMmadCapabilities,
+    BlockMmadRequirement,
+)
 from catlass_py.gemm.block.mmad_pingpong import BlockMmadPingpong
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
-from catlass_py.gemm.block.mmad_preload_async import BlockMmadPreloadAsync, BlockMmadPreloadAsyncWithCallback
+from catlass_py.gemm.block.mmad_preload_async import (
+    BlockMmadPreloadAsync,
+    BlockMmadPreloadAsyncWithCallback,
+)
 from catlass_py.gemm.block.mmad_single_core_splitk import BlockMmadSingleCoreSplitk
 from catlass_py.gemm.block.mmad_streamk import BlockMmadStreamk
 from catlass_py.gemm.dispatch_policy import (

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ArgumentError, ConfigError
-from catlass_py.gemm.block._base import BlockMmadSpec
-from catlass_py.gemm.block._instance import PingpongStagesInstance
+from catlass_py.gemm.block.block_mmad_instance import PingpongStagesInstance
+from catlass_py.gemm.block.block_mmad_spec import BlockMmadSpec
 from catlass_py.gemm.block.capabilities import PLAIN_CALL, BlockMmadCapabilities
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2Pingpong

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ConfigError
-from catlass_py.gemm.block._base import BlockMmadSpec
+from catlass_py.gemm.block.block_mmad_spec import BlockMmadSpec
 from catlass_py.gemm.block.capabilities import BIAS_CALL, BlockMmadCapabilities
 from catlass_py.gemm.block.mmad_pingpong import _PingpongBlock
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2PingpongBias

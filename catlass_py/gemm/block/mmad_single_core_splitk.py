@@ -15,11 +15,18 @@ Pipeline events: L1 A stage i -> i, L1 B stage i -> L1A_STAGES + i (MTE1_MTE2 / 
 
 from __future__ import annotations
 
+from catlass_py.arch.context import EVENT_ID_COUNT as EVENT_IDS
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ArgumentError, ConfigError
-from catlass_py.gemm.block._base import EVENT_IDS
-from catlass_py.gemm.block._instance import BlockMmadInstance, carve_stages, part_len
-from catlass_py.gemm.block.capabilities import SINGLE_CORE_SPLITK_CALL, BlockMmadCapabilities
+from catlass_py.gemm.block.block_mmad_instance import (
+    BlockMmadInstance,
+    carve_stages,
+    part_len,
+)
+from catlass_py.gemm.block.capabilities import (
+    SINGLE_CORE_SPLITK_CALL,
+    BlockMmadCapabilities,
+)
 from catlass_py.gemm.coord import GemmCoord, GemmShape, ceil_div, round_up
 from catlass_py.gemm.dispatch_policy import MmadAtlasA2SingleCoreSplitk
 from catlass_py.gemm.gemm_type import GemmType

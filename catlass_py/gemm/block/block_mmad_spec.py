@@ -1,4 +1,6 @@
-"""What every BlockMmad implementation shares: operand types, tile shapes, static checks, L1/L0 layouts."""
+"""What every assembled BlockMmad shares (:class:`BlockMmadSpec`, the base of each implementation): operand
+types, tile shapes, the static checks, the L1/L0 layouts and the budget helpers. A new block policy subclasses it
+(see docs/extending.md); its per-core object builds on :mod:`catlass_py.gemm.block.block_mmad_instance`."""
 
 from __future__ import annotations
 
@@ -114,3 +116,6 @@ class BlockMmadSpec:
     def __repr__(self) -> str:
         return (f"{self.name}({self.policy!r}, L1 {tuple(self.l1_tile_shape)}, L0 {tuple(self.l0_tile_shape)}, "
                 f"A {self.a_type}, B {self.b_type}, C {self.c_type})")
+
+
+__all__ = ["BlockMmadSpec"]
