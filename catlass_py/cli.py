@@ -45,6 +45,10 @@ def example_names() -> list[str]:
 
 
 def _load_file(path: pathlib.Path):
+    # As ``python path/to/file.py`` does, the script's directory goes on sys.path (for its sibling modules).
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     module_name = f"catlass_py_script_{abs(hash(str(path.resolve()))):x}_{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
