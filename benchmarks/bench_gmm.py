@@ -2,7 +2,7 @@
 
 Prints simulation time / golden time measured in this one process (best of a few runs each), and the memory
 a simulation needs (its resident inputs plus the peak of everything a run allocates, traced with
-tracemalloc) against the size of its inputs + output + workspace. Targets (issue 3): at most
+tracemalloc) against the size of its inputs + output + workspace. Targets: at most
 10x for the README shape and at most 4x for the large single group; peak memory under
 2 x (inputs + outputs + workspace) + 200 MiB. Nothing here is asserted by the test suite.
 

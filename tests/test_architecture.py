@@ -201,3 +201,16 @@ def test_the_checker_sees_function_level_imports_and_cycles():
         t for t, _, _ in imports_of("catlass_py.arch.context", executed_only=True)}
     assert type_only == {"catlass_py.arch.launch"}
     assert layer_of("catlass_py.gemm.block.swizzle") == "block" and layer_of("catlass_py.gemm.coord") == "gemm"
+
+
+def test_no_test_imports_a_private_module():
+    """Tests use the package's public modules (no ``catlass_py.x._name``)."""
+    bad = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            for name in names:
+                if name.startswith(PACKAGE) and any(part.startswith("_") for part in name.split(".")):
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}")
+    assert not bad, "tests importing private modules:\n" + "\n".join(bad)

@@ -476,7 +476,7 @@ def test_group_list_check_values():
     assert g128[:8].tolist() == [2, 16, 20, 22, 23, 33, 37, 41]
     assert g128[-4:].tolist() == [496, 504, 504, 507]
     assert g128.tolist() == sorted(v % 513 for v in ref_rand(1, 128))
-    # README facts (reference 8.5): 15 empty groups, 24 one-row groups, max 15 rows
+    # Facts of the CATLASS example README: 15 empty groups, 24 one-row groups, max 15 rows
     sizes = np.diff(g128, prepend=0)
     assert (sizes == 0).sum() == 15 and (sizes == 1).sum() == 24 and sizes.max() == 15
 

@@ -54,7 +54,7 @@ class L1Align(NamedTuple):
 
 
 def l1_align(element, layout) -> L1Align:
-    """Row-major-like layouts keep 16 rows per fractal; column-major-like ones C0 (reference 2.1)."""
+    """Row-major-like layouts keep 16 rows per fractal; column-major-like ones C0."""
     c0 = dt.get_dtype(element).c0
     if layout in (RowMajor, PaddingRowMajor, zN):
         return L1Align(16, c0, c0)

@@ -1,4 +1,4 @@
-"""Counter semantics of cross-core flags (reference 2.5, Ascend C CrossCoreSetFlag)."""
+"""Counter semantics of cross-core flags (Ascend C CrossCoreSetFlag)."""
 
 import pytest
 

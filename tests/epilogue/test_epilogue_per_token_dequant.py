@@ -1,4 +1,4 @@
-"""BlockEpilogue<EpilogueAtlasA2PerTokenDequant> (reference 5.5): assembly checks, UB plan, and a direct
+"""BlockEpilogue<EpilogueAtlasA2PerTokenDequant>: assembly checks, UB plan, and a direct
 launch on the two vector cores of one AI core."""
 
 from dataclasses import dataclass

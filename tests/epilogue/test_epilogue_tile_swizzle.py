@@ -1,4 +1,4 @@
-"""Epilogue tile swizzles (reference 4.6): Identity walks tiles row-major, Horizontal column-major."""
+"""Epilogue tile swizzles: Identity walks tiles row-major, Horizontal column-major."""
 
 import numpy as np
 from hypothesis import given, settings

@@ -1,4 +1,4 @@
-"""Dispatch policies (reference 5.1) and the static checks of BlockMmad assembly (reference 5.2)."""
+"""Dispatch policies and the static checks of BlockMmad assembly."""
 
 from dataclasses import dataclass
 

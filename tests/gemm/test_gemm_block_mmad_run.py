@@ -1,5 +1,5 @@
 """BlockMmad end to end through arch.launch: a small AIC-only kernel loops the blocks of C = A @ B with
-GemmIdentityBlockSwizzle and calls the BlockMmad (reference 5.3, 6.1), plus shuffle-K order and the
+GemmIdentityBlockSwizzle and calls the BlockMmad, plus shuffle-K order and the
 timing of the fixpipe callbacks of the async blocks."""
 
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""GemmIdentityBlockSwizzle (reference 6.1): worked examples and properties."""
+"""GemmIdentityBlockSwizzle: worked examples and properties."""
 
 import numpy as np
 import pytest

@@ -12,6 +12,7 @@ from split_coverage import assert_each_written_once, assert_round_robin, gm, run
 
 from catlass_py import golden
 from catlass_py.analysis import WorkloadRecorder
+from catlass_py.assemblies import basic_matmul as assembly
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import (
     GemmCoord,
@@ -139,6 +140,6 @@ def test_assembly_errors():
         BasicMatmul(good, None, None)
     i8 = GemmType("int8", RowMajor)
     with pytest.raises(ConfigError, match="unit flag"):
-        EX.assemble(element="int8", dispatch_policy=MmadAtlasA2Pingpong(True))
+        assembly.assemble(element="int8", dispatch_policy=MmadAtlasA2Pingpong(True))
     with pytest.raises(ConfigError, match="L0B tiles"):
         BlockMmad(MmadAtlasA2Pingpong(), (128, 256, 256), (128, 256, 256), i8, i8, GemmType("int32", RowMajor))

@@ -9,6 +9,7 @@ import pytest
 from split_coverage import assert_each_written_once, assert_round_robin
 
 from catlass_py import golden
+from catlass_py.assemblies import batched_matmul as assembly
 from catlass_py.errors import ArgumentError
 from catlass_py.ops import batched_matmul
 
@@ -45,9 +46,9 @@ def test_int8_column_major_bit_exact():
 
 
 def test_runtime_swizzle_choice():
-    assert EX.swizzle_for(300, 20) == (3, 0)
-    assert EX.swizzle_for(20, 300) == (3, 1)
-    assert EX.swizzle_for(64, 64) == (3, 1)
+    assert assembly.swizzle_for(300, 20) == (3, 0)
+    assert assembly.swizzle_for(20, 300) == (3, 1)
+    assert assembly.swizzle_for(64, 64) == (3, 1)
     a, b = _operands(1, 600, 700, 32)
     _, report = batched_matmul(a, b, core_num=1, return_report=True)
     order = [(blk["m_idx"], blk["n_idx"]) for blk in report.blocks[0]]

@@ -11,6 +11,7 @@ from split_coverage import assert_each_written_once, assert_round_robin, gm, run
 
 from catlass_py import golden
 from catlass_py.arch import GlobalBuffer
+from catlass_py.assemblies import grouped_matmul as assembly
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor, RowMajor
@@ -55,7 +56,7 @@ def test_empty_k_group_keeps_device_memory():
     """With the example's PreloadAsync block a k == 0 group issues no work: C keeps its old bytes."""
     m, n = 16, 32
     gl = np.array([0, 64], np.int32)
-    kernel = EX.assemble()
+    kernel = assembly.assemble()
     shapes, la, lb, lc = EX.problem_lists(m, n, gl)
     a, b = _operands([(m, 0, 64)], seed=1)[0][0], np.ones((64, n), np.float16)
     c_buf = GlobalBuffer.empty(2 * m * n * 2, "c")
@@ -78,7 +79,7 @@ def test_limits_and_errors():
     a, b = _operands([(1, 1, 1)] * 257)
     with pytest.raises(ArgumentError, match="at most 256"):
         grouped_matmul(a, b, core_num=1)
-    kernel = EX.assemble()
+    kernel = assembly.assemble()
     args = kernel.Arguments(257, [GemmCoord(1, 1, 1)] * 257, None, [], None, [], None, [])
     assert not kernel.can_implement(args)
     with pytest.raises(ArgumentError, match="b_list"):

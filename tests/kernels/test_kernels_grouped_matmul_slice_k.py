@@ -12,6 +12,7 @@ from split_coverage import assert_each_written_once, assert_round_robin, gm, run
 from catlass_py import data, golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import GlobalBuffer, LaunchParams
+from catlass_py.assemblies import grouped_matmul_slice_k as assembly
 from catlass_py.data import fill_random_fp16_t
 from catlass_py.errors import ArgumentError, ConfigError, RaceError
 from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2PreloadAsync
@@ -33,7 +34,7 @@ def _operands(m, n, k, int8=False, seed=0):
 def _launch_poisoned(a, b, gl, cores, **launch_options):
     """Run the example's kernel on a C buffer that starts as poison (uninitialised device memory)."""
     g, (m, k), n = len(gl), a.shape, b.shape[1]
-    kernel = EX.assemble()
+    kernel = assembly.assemble()
     c_buf = GlobalBuffer.empty(g * m * n * 2, "c")
     rec = WorkloadRecorder()
     args = kernel.Arguments(GemmCoord(m, n, k), g, gm("gl", gl), gm("a", np.ascontiguousarray(a.T)), gm("b", b),

@@ -8,11 +8,13 @@ import importlib
 import ml_dtypes
 import numpy as np
 import pytest
-from issue4_coverage import assert_once, block_counts, run_device, tile_counts
+from mix_coverage import assert_once, block_counts, run_device, tile_counts
 
 from catlass_py import golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.params import LaunchParams
+from catlass_py.assemblies import grouped_matmul_slice_k_per_token_dequant as assembly
+from catlass_py.assemblies import quant_matmul as quant_matmul_assembly
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel.grouped_matmul_slice_k_per_token_dequant import (
@@ -69,7 +71,7 @@ def test_empty_groups_need_no_flags_and_interleavings():
     g, m, n, k = 5, 200, 300, 128
     a, b, s, p = _inputs(g, m, n, k)
     expect = golden.grouped_matmul_slice_k_per_token_dequant(a, b, gl, s, p).astype(BF16)
-    kernel = EX.assemble()
+    kernel = assembly.assemble()
     for seed in (None, 2):
         d = np.zeros((g, m, n), BF16)
         rec = WorkloadRecorder()
@@ -110,9 +112,9 @@ def test_argument_errors(kwargs, match):
 
 
 def test_assembly_errors():
-    k = EX.assemble()
+    k = assembly.assemble()
     with pytest.raises(ConfigError, match="ElementGroupList"):
         GroupedMatmulSliceKPerTokenDequant(k.block_mmad, k.block_epilogue, k.block_scheduler, "float32")
-    twelve = importlib.import_module("catlass_py.examples.12_quant_matmul").assemble()
+    twelve = quant_matmul_assembly.assemble()
     with pytest.raises(ConfigError, match="one callback"):
         GroupedMatmulSliceKPerTokenDequant(twelve.block_mmad, k.block_epilogue, k.block_scheduler)

@@ -10,6 +10,7 @@ import pytest
 from split_coverage import assert_round_robin, written_counts
 
 from catlass_py import golden
+from catlass_py.assemblies import grouped_matmul_slice_m as assembly
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmType, MmadAtlasA2PreloadAsync
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
@@ -70,9 +71,9 @@ def test_int8_bit_exact():
 
 
 def test_tiling_choice_and_example():
-    assert EX.tiling_for(n=64, k=128) == "k>n"
-    assert EX.tiling_for(n=128, k=128) == "k<=n"
-    k_gt_n = EX.assemble(tiling="k>n")
+    assert assembly.tiling_for(n=64, k=128) == "k>n"
+    assert assembly.tiling_for(n=128, k=128) == "k<=n"
+    k_gt_n = assembly.assemble(tiling="k>n")
     assert tuple(k_gt_n.block_mmad.l1_tile_shape) == (256, 128, 256)
     assert k_gt_n.block_scheduler.swizzle_direction == 0
     assert k_gt_n.block_mmad.policy.l0b_stages == 4
@@ -105,7 +106,7 @@ def test_assembly_rejects_column_major_a():
     with pytest.raises(ConfigError, match="LayoutA must be RowMajor"):
         GroupedMatmulSliceM(mmad, None, GemmIdentityBlockSwizzle(3, 1))
     with pytest.raises(ConfigError, match="ElementGroupList"):
-        EX.assemble().__class__(EX.assemble().block_mmad, None, GemmIdentityBlockSwizzle(), "float32")
+        assembly.assemble().__class__(assembly.assemble().block_mmad, None, GemmIdentityBlockSwizzle(), "float32")
 
 
 def test_pipeline_events_balanced_through_device_gemm():
@@ -116,7 +117,7 @@ def test_pipeline_events_balanced_through_device_gemm():
     sizes = [3, 0, 140]
     a, b = _operands(sizes, 300, 520)
     gl = np.cumsum(sizes).astype(np.int64)
-    kernel = EX.assemble(tiling="k>n")
+    kernel = assembly.assemble(tiling="k>n")
     c = np.zeros((a.shape[0], 300), np.float16)
     stored_b = np.ascontiguousarray(np.swapaxes(b, 1, 2))
     run_clean(kernel, kernel.Arguments(GemmCoord(a.shape[0], 300, 520), 3, gm("gl", gl), gm("a", a), gm("b", stored_b),

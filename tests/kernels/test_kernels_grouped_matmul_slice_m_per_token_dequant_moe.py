@@ -8,11 +8,17 @@ import importlib
 import ml_dtypes
 import numpy as np
 import pytest
-from issue4_coverage import assert_once, block_counts, run_device, tile_counts
+from mix_coverage import assert_once, block_counts, run_device, tile_counts
 
 from catlass_py import golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.params import LaunchParams
+from catlass_py.assemblies import (
+    grouped_matmul_slice_m_per_token_dequant as flagship_assembly,
+)
+from catlass_py.assemblies import (
+    grouped_matmul_slice_m_per_token_dequant_moe as assembly,
+)
 from catlass_py.errors import ArgumentError, ConfigError, RaceError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant import (
@@ -79,7 +85,7 @@ def _back_pressure_run(seed, detect_races):
     m, n, k = 600, 700, 32
     a, b, s, p = _inputs(gl, m, n, k)
     expect = golden.grouped_matmul_slice_m_per_token_dequant(a, b, gl, s, p).astype(np.float16)
-    kernel = EX.assemble()
+    kernel = assembly.assemble()
     d = np.zeros((m, n), np.float16)
     rec = WorkloadRecorder()
     args = kernel.Arguments(GemmCoord(m, n, k), 2, gm_input("gl", gl), gm_input("a", a), gm_input("b", b),
@@ -124,11 +130,11 @@ def test_argument_errors(kwargs, match):
 
 
 def test_assembly_errors():
-    k = EX.assemble()
+    k = assembly.assemble()
     with pytest.raises(ConfigError, match="ElementGroupList"):
         GroupedMatmulSliceMPerTokenDequant(k.block_mmad, k.block_epilogue, k.block_scheduler, "int16")
     with pytest.raises(ConfigError, match="per-token-dequant"):
         GroupedMatmulSliceMPerTokenDequant(k.block_mmad, None, k.block_scheduler)
-    ten = importlib.import_module("catlass_py.examples.10_grouped_matmul_slice_m_per_token_dequant").assemble()
+    ten = flagship_assembly.assemble()
     with pytest.raises(ConfigError, match="one callback"):
         GroupedMatmulSliceMPerTokenDequant(ten.block_mmad, ten.block_epilogue, ten.block_scheduler)

@@ -8,7 +8,7 @@ import importlib
 import ml_dtypes
 import numpy as np
 import pytest
-from issue4_coverage import assert_once, block_counts, tile_counts
+from mix_coverage import assert_once, block_counts, tile_counts
 
 from catlass_py import golden
 from catlass_py.arch import standalone_core

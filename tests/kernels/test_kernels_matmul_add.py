@@ -8,12 +8,13 @@ import importlib
 import ml_dtypes
 import numpy as np
 import pytest
-from issue4_coverage import assert_once, block_counts, run_device, tile_counts
+from mix_coverage import assert_once, block_counts, run_device, tile_counts
 
 from catlass_py import golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.cross_core_sync import CrossCoreFlagWithReverse
 from catlass_py.arch.params import LaunchParams
+from catlass_py.assemblies import matmul_add as assembly
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2ElemWiseOneSource
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import (
@@ -73,7 +74,7 @@ def test_reverse_flag_back_pressure_over_15_blocks():
     # which each vector core sets after its 15th wait.
     m, n, k = 4 * 128, 5 * 256, 16
     a, b, x = _inputs(m, n, k)
-    kernel = EX.assemble(swizzle_direction=1)
+    kernel = assembly.assemble(swizzle_direction=1)
     d = x.copy()
     rec = WorkloadRecorder()
     args = kernel.Arguments(GemmCoord(m, n, k), 2, gm_input("a", a), gm_input("b", b), gm_output("d", d))
@@ -87,7 +88,7 @@ def test_reverse_flag_back_pressure_over_15_blocks():
 def test_interleavings_agree():
     a, b, x = _inputs(200, 600, 100)
     ref = matmul_add(a, b, x, core_num=2)
-    kernel = EX.assemble(swizzle_direction=1)
+    kernel = assembly.assemble(swizzle_direction=1)
     for seed in (1, 5):
         d = x.copy()
         args = kernel.Arguments(GemmCoord(200, 600, 100), 2, gm_input("a", a), gm_input("b", b), gm_output("d", d))
@@ -155,7 +156,7 @@ def test_removing_the_vector_wait_is_caught(monkeypatch):
 
     monkeypatch.setattr(mod, "cross_core_wait_flag_with_reverse", lambda ctx, flag, mode, pipe: None)
     a, b, x = _inputs(200, 300, 64)
-    kernel = EX.assemble(swizzle_direction=1)
+    kernel = assembly.assemble(swizzle_direction=1)
     args = kernel.Arguments(GemmCoord(200, 300, 64), 2, gm_input("a", a), gm_input("b", b),
                             gm_output("d", x.copy()))
     with pytest.raises(RaceError, match="workspace"):

@@ -12,6 +12,7 @@ from split_coverage import assert_each_written_once, assert_round_robin
 
 from catlass_py import golden
 from catlass_py.arch import standalone_core
+from catlass_py.assemblies import matmul_bias as assembly
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmType, MmadAtlasA2Pingpong, MmadAtlasA2PingpongBias
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
@@ -89,7 +90,7 @@ def test_static_checks():
     t = GemmType("float16", RowMajor)
     vb = GemmType("float16", VectorLayout)
     with pytest.raises(ConfigError, match="bfloat16"):
-        EX.assemble(element="bfloat16")  # default bias = bf16: CATLASS has no bf16 bias
+        assembly.assemble(element="bfloat16")  # default bias = bf16: CATLASS has no bf16 bias
     with pytest.raises(ConfigError, match="BiasType"):
         BlockMmad(MmadAtlasA2PingpongBias(), (128, 256, 256), (128, 256, 64), t, t, t)
     with pytest.raises(ConfigError, match="BT"):  # 512 fp32 accumulators = 2 KiB > 1 KiB bias table
@@ -97,7 +98,7 @@ def test_static_checks():
     with pytest.raises(ConfigError, match="VectorLayout"):
         BlockMmad(MmadAtlasA2PingpongBias(), (128, 256, 256), (128, 256, 64), t, t, t, GemmType("float16", RowMajor))
     with pytest.raises(ConfigError, match="cannot initialise"):
-        EX.assemble(element="int8", bias_element="float16")
+        assembly.assemble(element="int8", bias_element="float16")
     plain = BlockMmad(MmadAtlasA2Pingpong(), (128, 256, 256), (128, 256, 64), t, t, t)
     with pytest.raises(ConfigError, match="only MmadAtlasA2PingpongBias fits"):
         MatmulBias(plain, None, GemmIdentityBlockSwizzle())
@@ -119,7 +120,7 @@ def test_pipeline_events_balanced():
 
     from catlass_py.gemm import GemmCoord
 
-    kernel = EX.assemble(dispatch_policy=MmadAtlasA2PingpongBias(False))  # unit flag off: FIX_M/M_FIX events too
+    kernel = assembly.assemble(dispatch_policy=MmadAtlasA2PingpongBias(False))  # unit flag off: FIX_M/M_FIX events too
     a, b, bias = _operands(150, 300, 600)
     c = np.zeros((150, 300), np.float16)
     run_clean(kernel, kernel.Arguments(GemmCoord(150, 300, 600), gm("a", a), gm("b", b), gm("c", c, read_only=False),

@@ -12,6 +12,7 @@ from split_coverage import assert_each_written_once, assert_round_robin, gm, run
 from catlass_py import golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch import GlobalBuffer, LaunchParams
+from catlass_py.assemblies import matmul_relu as assembly
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2Pingpong, MmadAtlasA2Preload
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
@@ -60,13 +61,13 @@ def test_int8_and_layouts():
 
 
 def test_padding_decisions_and_example():
-    assert EX.padding_needed(64, 64, 512) == (False, False)
-    assert EX.padding_needed(64, 64, 300) == (True, True)
-    assert EX.padding_needed(64, 100, 512, layout_b=RowMajor) == (False, True)  # B row-major: ld = n
-    assert EX.padding_needed(64, 64, 65536) == (True, True)  # stride limit
-    kernel = EX.assemble(padding_a=True, padding_b=True)
+    assert assembly.padding_needed(64, 64, 512) == (False, False)
+    assert assembly.padding_needed(64, 64, 300) == (True, True)
+    assert assembly.padding_needed(64, 100, 512, layout_b=RowMajor) == (False, True)  # B row-major: ld = n
+    assert assembly.padding_needed(64, 64, 65536) == (True, True)  # stride limit
+    kernel = assembly.assemble(padding_a=True, padding_b=True)
     assert kernel.block_mmad.a_type.layout is PaddingRowMajor and kernel.block_mmad.b_type.layout is PaddingColumnMajor
-    assert EX.assemble().aiv is None  # without prologues no vector core launches
+    assert assembly.assemble().aiv is None  # without prologues no vector core launches
     res = EX.run(["200", "100", "300"], cores=2)
     assert res.passed and res.details["padding_a"] and res.details["workspace_bytes"] == 2 * (256 * 512 + 512 * 256)
 
@@ -165,7 +166,7 @@ class _LoadLog:
 
 def test_preload_prefetches_the_next_blocks_first_tile_and_shuffles_k():
     m, n, k, cores = 600, 100, 600, 2   # 5 blocks (block rows), 3 K tiles (256, 256, 88)
-    kernel = EX.assemble(swizzle=(3, 0))
+    kernel = assembly.assemble(swizzle=(3, 0))
     a, b = _operands(m, n, k)
     c = np.zeros((m, n), np.float16)
     log = _LoadLog()

@@ -8,11 +8,12 @@ import importlib
 import ml_dtypes
 import numpy as np
 import pytest
-from issue4_coverage import assert_once, block_counts, run_device, tile_counts
+from mix_coverage import assert_once, block_counts, run_device, tile_counts
 
 from catlass_py import golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.params import LaunchParams
+from catlass_py.assemblies import quant_matmul as assembly
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmCoord, MmadAtlasA2PreloadAsync
 from catlass_py.gemm.block import BlockMmad
@@ -60,7 +61,7 @@ def test_ring_handshake_and_interleavings():
     m, n, k = 500, 600, 64  # 4 x 3 = 12 blocks: 6 per core through the 2-slot ring
     a, b, s, p = _inputs(m, n, k)
     expect = golden.quant_matmul(a, b, s, p).astype(np.float16)
-    kernel = EX.assemble(swizzle_direction=0)
+    kernel = assembly.assemble(swizzle_direction=0)
     for seed in (None, 3):
         d = np.zeros((m, n), np.float16)
         rec = WorkloadRecorder()
@@ -104,7 +105,7 @@ def test_argument_errors(kwargs, match):
 
 
 def test_assembly_errors():
-    k = EX.assemble()
+    k = assembly.assemble()
     with pytest.raises(ConfigError, match="WORKSPACE_STAGES"):
         QuantMatmulMultiStageWorkspace(k.block_mmad, k.block_epilogue, k.block_scheduler, 0)
     with pytest.raises(ConfigError, match="flag ids"):

@@ -8,11 +8,12 @@ import importlib
 import ml_dtypes
 import numpy as np
 import pytest
-from issue4_coverage import assert_once, run_device, tile_counts
+from mix_coverage import assert_once, run_device, tile_counts
 
 from catlass_py import golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.params import LaunchParams
+from catlass_py.assemblies import single_core_splitk_matmul as assembly
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2SingleCoreSplitk
 from catlass_py.gemm.block import (
@@ -91,7 +92,7 @@ def test_bf16_fp32_out_row_major_b_and_interleavings():
     a, b = _inputs(70, 40, 700, ml_dtypes.bfloat16)
     c = OP(a, b, out_dtype="float32", layout_b="row_major", core_num=2)
     assert c.dtype == np.float32 and golden.compare_data(c, golden.matmul(a, b), 700).passed
-    kernel = EX.assemble(m_gt_n=True)
+    kernel = assembly.assemble(m_gt_n=True)
     a16, b16 = a.astype(np.float16), b.astype(np.float16)
     ref = OP(a16, b16, core_num=2, kernel=kernel)
     for seed in (1, 8):
@@ -133,7 +134,7 @@ def test_assembly_errors():
         BlockMmad(MmadAtlasA2SingleCoreSplitk(1, 1, 1, False), (128, 256, 256), (256, 128, 32), h, h, f)
     with pytest.raises(ConfigError, match="L0C"):
         BlockMmad(MmadAtlasA2SingleCoreSplitk(1, 1, 4, False), (128, 256, 256), (128, 256, 128), h, h, f)
-    k = EX.assemble()
+    k = assembly.assemble()
     with pytest.raises(ConfigError, match="SingleCoreSplitkGemmIdentityBlockSwizzle"):
         SingleCoreSplitkMatmul(k.prologue_a, k.prologue_b, k.block_mmad, None, GemmIdentityBlockSwizzle(),
                                k.remove_padding)

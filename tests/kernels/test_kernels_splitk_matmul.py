@@ -8,11 +8,12 @@ import importlib
 import ml_dtypes
 import numpy as np
 import pytest
-from issue4_coverage import run_device
+from mix_coverage import run_device
 
 from catlass_py import golden
 from catlass_py.analysis import WorkloadRecorder
 from catlass_py.arch.params import LaunchParams
+from catlass_py.assemblies import splitk_matmul as assembly
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmCoord
 from catlass_py.gemm.block import (
@@ -44,7 +45,7 @@ def test_scheduler_deals_k_tiles_to_slices():
 
 
 def test_splitk_factor_rules():
-    kernel = EX.assemble()
+    kernel = assembly.assemble()
     f = kernel.get_splitk_factor
     assert f(128, 256, 1024, 24) == 2     # one block, k <= 1024: at most 2 slices
     assert f(128, 256, 4096, 24) == 8     # k <= 4096: at most 8
@@ -66,7 +67,7 @@ def test_shapes(m, n, k, cores):
     c, report = splitk_matmul(a, b, core_num=cores, return_report=True)
     assert c.dtype == np.float16 and golden.compare_data(c, golden.matmul(a, b), k).passed
     assert all(np.array_equal(u, v) for u, v in zip((a, b), before))
-    factor = EX.assemble().get_splitk_factor(m, n, k, cores)
+    factor = assembly.assemble().get_splitk_factor(m, n, k, cores)
     tasks = [b for blocks in report.blocks.values() for b in blocks]
     cover = np.zeros((factor, m, n), np.int32)
     ksum = np.zeros((m, n), np.int64)
@@ -85,7 +86,7 @@ def test_bf16_fp32_out_and_interleavings():
     a, b = _inputs(60, 80, 2000, ml_dtypes.bfloat16)
     c = splitk_matmul(a, b, out_dtype="float32", layout_b="row_major", core_num=4)
     assert c.dtype == np.float32 and golden.compare_data(c, golden.matmul(a, b), 2000).passed
-    kernel = EX.assemble()
+    kernel = assembly.assemble()
     ref = splitk_matmul(a.astype(np.float16), b.astype(np.float16), core_num=4, kernel=kernel)
     for seed in (4, 9):
         out = np.zeros((60, 80), np.float16)
@@ -117,7 +118,7 @@ def test_argument_errors(kwargs, match):
 
 
 def test_assembly_errors():
-    k = EX.assemble()
+    k = assembly.assemble()
     with pytest.raises(ConfigError, match="UB space"):
         SplitkReduceAdd(k.arch, "float32", "float16", 2, 49152)
     with pytest.raises(ConfigError, match="float"):

@@ -8,10 +8,11 @@ import importlib
 import ml_dtypes
 import numpy as np
 import pytest
-from issue4_coverage import assert_once, block_counts, run_device, tile_counts
+from mix_coverage import assert_once, block_counts, run_device, tile_counts
 
 from catlass_py import golden
 from catlass_py.arch.params import LaunchParams
+from catlass_py.assemblies import streamk_matmul as assembly
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm import GemmCoord, GemmType, MmadAtlasA2Pingpong, MmadAtlasA2Streamk
 from catlass_py.gemm.block import BlockMmad, StreamkGemmIdentityBlockSwizzle
@@ -85,7 +86,7 @@ def test_bf16_column_major_and_interleavings():
     a, b = _inputs(260, 512, 1100, ml_dtypes.bfloat16)  # 6 blocks on 4 cores: 2 tail blocks, cross ranges
     c = streamk_matmul(a, b, layout_b="column_major", core_num=4)
     assert c.dtype == ml_dtypes.bfloat16 and golden.compare_data(c, golden.matmul(a, b), 1100).passed
-    kernel = EX.assemble()
+    kernel = assembly.assemble()
     a16, b16 = a.astype(np.float16), b.astype(np.float16)
     ref = streamk_matmul(a16, b16, core_num=4, kernel=kernel)
     for seed in (2, 6):
@@ -114,7 +115,7 @@ def test_argument_errors(kwargs, match):
 
 
 def test_assembly_errors():
-    k = EX.assemble()
+    k = assembly.assemble()
     h = GemmType("float16", RowMajor)
     with pytest.raises(ConfigError, match="MmadAtlasA2Streamk"):
         StreamkMatmul(BlockMmad(MmadAtlasA2Pingpong(), (128, 256, 256), (128, 256, 64), h, h, h), None,

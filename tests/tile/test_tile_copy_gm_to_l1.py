@@ -1,7 +1,7 @@
-"""GM -> L1 copies (reference 4.1): CopyGmToL1 for RowMajor->zN, ColumnMajor->nZ, zN->zN, nZ->nZ and the
+"""GM -> L1 copies: CopyGmToL1 for RowMajor->zN, ColumnMajor->nZ, zN->zN, nZ->nZ and the
 three branches of CopyGmToL1GMMPTD.
 
-Expected L1 images are built byte by byte from the fractal offset formulas of reference 3.2, written out
+Expected L1 images are built byte by byte from the fractal offset formulas, written out
 here by hand (not through catlass_py.layout), over an arena pre-filled with a sentinel byte so that
 "left untouched" is visible.
 """

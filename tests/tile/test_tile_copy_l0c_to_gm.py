@@ -1,4 +1,4 @@
-"""CopyL0CToGm, the fixpipe store (reference 4.4; quant words and element rules: pto-mx-semantics 3.4)."""
+"""CopyL0CToGm, the fixpipe store (quant words and element rules of the PTO MX semantics)."""
 
 import struct
 
@@ -38,7 +38,7 @@ def m1(x: float) -> np.float32:
     return f32_from_bits(f32_bits(x) & 0xFFFFE000)
 
 
-# --- quant-mode table (reference 4.4, CATLASS CopyL0CToGmQuantMode<AtlasA2, ...>) -------------------
+# --- quant-mode table (CATLASS CopyL0CToGmQuantMode<AtlasA2, ...>) -------------------
 
 TABLE = [
     ("float32", "float32", NO, QuantMode.NoQuant),

@@ -1,7 +1,7 @@
-"""L1 -> L0A / L0B fractal loads (reference 4.2): zN->zZ and nZ->zZ for A, zN->nZ and nZ->nZ for B.
+"""L1 -> L0A / L0B fractal loads: zN->zZ and nZ->zZ for A, zN->nZ and nZ->nZ for B.
 
-The L1 buffer holds a whole static L1 tile written element by element through the hand-written offset
-formulas of reference 3.2 (padding positions included, with their own values), the source tensor is
+The L1 buffer holds a whole static L1 tile written element by element through hand-written fractal offset
+formulas (padding positions included, with their own values), the source tensor is
 offset to an L0 tile origin inside it, and the destination must hold the tile padded to whole fractals
 in the L0 layout - the padding carrying whatever L1 held there.
 """

@@ -1,4 +1,4 @@
-"""TileMmad (reference 4.3): C (=|+=) A @ B over the first m x n x k of L0A (zZ), L0B (nZ), L0C (16x16 zN).
+"""TileMmad: C (=|+=) A @ B over the first m x n x k of L0A (zZ), L0B (nZ), L0C (16x16 zN).
 
 Operands are placed with hand-written fractal offsets; expectations come from numpy int64 / float64
 products.

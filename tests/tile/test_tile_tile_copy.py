@@ -1,4 +1,4 @@
-"""TileCopy / EpilogueTileCopy bundles (reference 4.5, 4.6) and import hygiene of the tile layer."""
+"""TileCopy / EpilogueTileCopy bundles and import hygiene of the tile layer."""
 
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""Vector tile ops of the epilogue (reference 4.6): TileRowBroadcastMul, TileBroadcastOneBlk,
+"""Vector tile ops of the epilogue: TileRowBroadcastMul, TileBroadcastOneBlk,
 TileOneBlkColumnBroadcastMul, TileCast, vector_cast, duplicate - checked against the formulas over the
 FULL static tile."""
 

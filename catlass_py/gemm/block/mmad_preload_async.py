@@ -40,7 +40,7 @@ class BlockMmadPreloadAsync(BlockMmadSpec):
     """Assembled CATLASS ``BlockMmad<MmadAtlasA2PreloadAsync<PRELOAD, L1, L0A, L0B, L0C, UNIT_FLAG, SHUFFLE_K>,
     ...>``: one optional ``callback`` runs after each block's fixpipe.
 
-    Checks (reference 5.2): ``(L1A + L1B) * L1_STAGES <= L1``, ``L0A_TILE * L0A_STAGES <= L0A``,
+    Checks: ``(L1A + L1B) * L1_STAGES <= L1``, ``L0A_TILE * L0A_STAGES <= L0A``,
     ``L0B_TILE * L0B_STAGES <= L0B``, ``L1.M * L1.N * sizeof(acc) * L0C_STAGES <= L0C``, L1/L0 tiles agree on
     M and N, ``L0.K <= L1.K``, 32-byte alignment, and the event ids fit the hardware's 8 per event pair.
     """

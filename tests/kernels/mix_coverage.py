@@ -1,4 +1,4 @@
-"""Split-core checks for the mix kernels of issue 4, read from the workload report: which vector core wrote
+"""Split-core checks for the mix kernels (cube + vector cores), read from the workload report: which vector core wrote
 which output tile (``ctx.mark('epilogue_tile', ...)``), which cube core computed which block."""
 
 from __future__ import annotations

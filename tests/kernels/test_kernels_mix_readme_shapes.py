@@ -1,5 +1,5 @@
-"""The issue-4 examples at the shapes of their CATLASS READMEs on all 24 AI cores (slow), race-checked, plus
-the tall-matrix (``VnchwND2NZ``) branch of the NZ padding of example 34."""
+"""The mix-kernel examples (03, 07, 09, 11, 12, 27, 28, 34, 37) at the shapes of their CATLASS READMEs on all
+24 AI cores (slow), race-checked, plus the tall-matrix (``VnchwND2NZ``) branch of the NZ padding of example 34."""
 
 from __future__ import annotations
 
