@@ -24,8 +24,8 @@ from catlass_py.assemblies.grouped_matmul import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
+from catlass_py.kernel.grouped_matmul import MAX_TENSOR_COUNT
 from catlass_py.layout import ColumnMajor, RowMajor
-from catlass_py.ops.grouped_matmul import MAX_TENSOR_COUNT
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 
 NAME = "08_grouped_matmul"

@@ -110,4 +110,4 @@ def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dty
     return run.run(kernel, args, result)
 
 
-__all__ = ["MAX_TENSOR_COUNT", "build_kernel", "grouped_matmul", "validate_inputs"]
+__all__ = ["build_kernel", "grouped_matmul", "validate_inputs"]
