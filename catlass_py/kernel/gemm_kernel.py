@@ -68,6 +68,8 @@ class GemmKernel:
 
     #: what the kernel needs from its BlockMmad (default: the plain call, synchronous or not)
     block_mmad_needs: BlockMmadRequirement = BlockMmadRequirement(PLAIN_CALL)
+    #: why BlockEpilogue is void, for the error when it is not (default: CATLASS instantiates it with void)
+    void_epilogue_reason = "CATLASS instantiates it with void"
     aiv = None  # no vector-core program unless a subclass defines one (the C++ AIV operator() is empty)
 
     def __init__(self, block_mmad, block_epilogue, block_scheduler):
@@ -88,7 +90,7 @@ class GemmKernel:
     def check_block_epilogue(self, block_epilogue) -> None:
         """The kernel takes ``BlockEpilogue = void``: None."""
         if block_epilogue is not None:
-            raise ConfigError(f"{self.kernel_name()}: BlockEpilogue must be None (CATLASS instantiates it with void), "
+            raise ConfigError(f"{self.kernel_name()}: BlockEpilogue must be None ({self.void_epilogue_reason}), "
                               f"got {block_epilogue!r}")
 
     def check_block_scheduler(self, block_scheduler) -> None:

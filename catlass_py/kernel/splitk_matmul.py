@@ -160,6 +160,7 @@ class SplitkMatmul(GemmKernel):
 
     Arguments = SplitkMatmulArguments
     Params = SplitkMatmulParams
+    void_epilogue_reason = "the reduction is the ReduceAdd"
     block_mmad_needs = BlockMmadRequirement(PLAIN_CALL, asynchronous=False,
                                             reason="the AIC signals the vector cores after its last call")
 
@@ -174,10 +175,6 @@ class SplitkMatmul(GemmKernel):
         if block_mmad.arch != reduce_add.arch:
             raise ConfigError(f"{what}: BlockMmad targets {block_mmad.arch.name}, ReduceAdd {reduce_add.arch.name}")
         self.reduce_add = reduce_add
-
-    def check_block_epilogue(self, block_epilogue) -> None:
-        if block_epilogue is not None:
-            raise ConfigError(f"{self.kernel_name()}: BlockEpilogue must be void (None); the reduction is the ReduceAdd")
 
     def check_block_scheduler(self, block_scheduler) -> None:
         if not hasattr(block_scheduler, "get_splitk_slice_idx"):

@@ -166,6 +166,7 @@ class StreamkMatmul(GemmKernel):
 
     Arguments = StreamkMatmulArguments
     Params = StreamkMatmulParams
+    void_epilogue_reason = "the reduction is the ReduceAdd"
     block_mmad_needs = BlockMmadRequirement(STREAMK_CALL, reason="a call computes a whole block or a stream-K range")
 
     def __init__(self, block_mmad, block_epilogue, block_scheduler, reduce_add: StreamkReduceAdd):
@@ -179,10 +180,6 @@ class StreamkMatmul(GemmKernel):
         if reduce_add.element_out != block_mmad.element_c:
             raise ConfigError(f"{what}: ReduceAdd writes {reduce_add.element_out} but C is {block_mmad.element_c}")
         self.reduce_add = reduce_add
-
-    def check_block_epilogue(self, block_epilogue) -> None:
-        if block_epilogue is not None:
-            raise ConfigError(f"{self.kernel_name()}: BlockEpilogue must be void (None); the reduction is the ReduceAdd")
 
     def check_block_scheduler(self, block_scheduler) -> None:
         if not hasattr(block_scheduler, "get_streamk_block_dec"):

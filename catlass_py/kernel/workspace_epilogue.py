@@ -229,7 +229,8 @@ class WorkspaceEpilogueKernel(GemmKernel):
             raise ConfigError(f"{what}: BlockEpilogue reads {block_epilogue.c_type.element} but BlockMmad writes "
                               f"{block_mmad.element_c}")
         if block_mmad.arch != block_epilogue.arch:
-            raise ConfigError(f"{what}: BlockMmad targets {block_mmad.arch.name}, BlockEpilogue {block_epilogue.arch.name}")
+            raise ConfigError(
+                f"{what}: BlockMmad targets {block_mmad.arch.name}, BlockEpilogue {block_epilogue.arch.name}")
         self.element_group_list = None
         if element_group_list is not None:
             egl = dt.get_dtype(element_group_list)
@@ -334,8 +335,20 @@ class WorkspaceEpilogueKernel(GemmKernel):
             params.ptr_per_token_scale[group.row], params.layout_per_token_scale.get_tile_layout(rows),
             params.ptr_d[group.row * n], params.layout_d.get_tile_layout(rows, n))
 
-    def _group_mark(self, group: GemmGroup, loop: int) -> dict:
-        return {"group": group.index, "loop": loop} if self.group_walk.grouped else {"loop": loop}
+    def blocks(self, ctx, params, core_idx: int, start_group=None) -> Iterator[tuple]:
+        """The blocks core ``core_idx`` takes, group by group (the groups' blocks dealt round robin over the
+        cores): ``(group, marker data, block coord, actual block shape)``. ``start_group(group)`` runs when a
+        group starts (after its group-list read)."""
+        l1 = self.block_mmad.l1_tile_shape
+        deal = RoundRobinGroups(core_idx, ctx.block_num)
+        for group in self.group_walk.groups(ctx, params):
+            if start_group is not None:
+                start_group(group)
+            scheduler = self.block_scheduler.update(group.shape, MatrixCoord(l1.m, l1.n))
+            for loop in deal.loops(scheduler.get_core_loops()):
+                bc = scheduler.get_block_coord(loop)
+                mark = {"group": group.index, "loop": loop} if self.group_walk.grouped else {"loop": loop}
+                yield group, mark, bc, scheduler.get_actual_block_shape(bc)
 
     def aic(self, ctx, params) -> None:
         """The cube-core program (``operator()<AIC>``)."""
@@ -349,28 +362,22 @@ class WorkspaceEpilogueKernel(GemmKernel):
             layout_ring = self.ring_layout(core_num)
         else:
             after = partial(self.aic_set_block_stored, ctx, self.flag_aic_finish_store.fresh())
-        deal = RoundRobinGroups(core_idx, core_num)
         with self.block_mmad(ctx.resource) as block_mmad:
-            for group in self.group_walk.groups(ctx, params):
-                scheduler = self.block_scheduler.update(group.shape, MatrixCoord(l1.m, l1.n))
-                for loop in deal.loops(scheduler.get_core_loops()):
-                    bc = scheduler.get_block_coord(loop)
-                    actual = scheduler.get_actual_block_shape(bc)
-                    mark = self._group_mark(group, loop)
-                    if ring:
-                        stage, before, after = slots.next_block()
-                        layout_c = layout_ring
-                        gm_block_c = gm_c[self.slot_offset(layout_c, stage, core_idx, core_num)]
-                        mark["stage"] = stage
-                    else:
-                        before, layout_c = None, RowMajor(group.shape.m, group.shape.n)
-                        gm_block_c = gm_c[group.row * n + offset_c(layout_c, bc, l1)]
-                    ctx.mark("block", **mark, m_idx=bc.m, n_idx=bc.n, rows=actual.m, cols=actual.n,
-                             row=group.row + bc.m * l1.m, col=bc.n * l1.n)
-                    gm_a = params.ptr_a[group.offset_a + offset_a(group.layout_a, bc, l1)]
-                    gm_b = params.ptr_b[group.offset_b + offset_b(group.layout_b, bc, l1)]
-                    self.call_block_mmad(block_mmad, (gm_a, group.layout_a, gm_b, group.layout_b, gm_block_c,
-                                                      layout_c, actual), before, after)
+            for group, mark, bc, actual in self.blocks(ctx, params, core_idx):
+                if ring:
+                    stage, before, after = slots.next_block()
+                    layout_c = layout_ring
+                    gm_block_c = gm_c[self.slot_offset(layout_c, stage, core_idx, core_num)]
+                    mark["stage"] = stage
+                else:
+                    before, layout_c = None, RowMajor(group.shape.m, group.shape.n)
+                    gm_block_c = gm_c[group.row * n + offset_c(layout_c, bc, l1)]
+                ctx.mark("block", **mark, m_idx=bc.m, n_idx=bc.n, rows=actual.m, cols=actual.n,
+                         row=group.row + bc.m * l1.m, col=bc.n * l1.n)
+                gm_a = params.ptr_a[group.offset_a + offset_a(group.layout_a, bc, l1)]
+                gm_b = params.ptr_b[group.offset_b + offset_b(group.layout_b, bc, l1)]
+                self.call_block_mmad(block_mmad, (gm_a, group.layout_a, gm_b, group.layout_b, gm_block_c,
+                                                  layout_c, actual), before, after)
             block_mmad.synchronize_block()
             if ring:
                 slots.drain()
@@ -388,30 +395,26 @@ class WorkspaceEpilogueKernel(GemmKernel):
             stage = 0
         else:
             wait_stored = partial(self.aiv_wait_block_stored, ctx, self.flag_aic_finish_store.fresh())
-        deal = RoundRobinGroups(core_idx, core_num)
         block_shape = GemmCoord(l1.m, l1.n, l1.k)
         with self.block_epilogue(ctx.resource) as epilogue:
-            for group in self.group_walk.groups(ctx, params):
+            def start_group(group):
                 epilogue.update_params(self.epilogue_params(params, group))
-                scheduler = self.block_scheduler.update(group.shape, MatrixCoord(l1.m, l1.n))
-                for loop in deal.loops(scheduler.get_core_loops()):
-                    bc = scheduler.get_block_coord(loop)
-                    actual = scheduler.get_actual_block_shape(bc)
-                    mark = self._group_mark(group, loop)
-                    if ring:
-                        gm_block_c = gm_c[self.slot_offset(layout_ring, stage, core_idx, core_num)]
-                        layout_block_c = layout_ring.get_tile_layout(actual.m, actual.n)
-                        self.aiv_wait_slot_stored(ctx, stage)
-                        ctx.mark("epilogue_block", **mark, stage=stage)
-                        epilogue(block_shape, bc, actual, gm_block_c, layout_block_c)
-                        self.aiv_set_slot_free(ctx, stage)
-                        stage = (stage + 1) % self.workspace_stages
-                    else:
-                        layout_c = RowMajor(group.shape.m, group.shape.n)
-                        gm_block_c = gm_c[group.row * n + offset_c(layout_c, bc, l1)]
-                        ctx.mark("epilogue_block", **mark)
-                        epilogue(block_shape, bc, actual, gm_block_c, layout_c.get_tile_layout(actual.m, actual.n),
-                                 wait_stored)
+
+            for group, mark, bc, actual in self.blocks(ctx, params, core_idx, start_group):
+                if ring:
+                    gm_block_c = gm_c[self.slot_offset(layout_ring, stage, core_idx, core_num)]
+                    layout_block_c = layout_ring.get_tile_layout(actual.m, actual.n)
+                    self.aiv_wait_slot_stored(ctx, stage)
+                    ctx.mark("epilogue_block", **mark, stage=stage)
+                    epilogue(block_shape, bc, actual, gm_block_c, layout_block_c)
+                    self.aiv_set_slot_free(ctx, stage)
+                    stage = (stage + 1) % self.workspace_stages
+                else:
+                    layout_c = RowMajor(group.shape.m, group.shape.n)
+                    gm_block_c = gm_c[group.row * n + offset_c(layout_c, bc, l1)]
+                    ctx.mark("epilogue_block", **mark)
+                    epilogue(block_shape, bc, actual, gm_block_c, layout_c.get_tile_layout(actual.m, actual.n),
+                             wait_stored)
             ctx.pipe_barrier(Pipe.ALL)
 
 
