@@ -90,7 +90,7 @@ class GemmKernel:
     def check_block_epilogue(self, block_epilogue) -> None:
         """The kernel takes ``BlockEpilogue = void``: None."""
         if block_epilogue is not None:
-            raise ConfigError(f"{self.kernel_name()}: BlockEpilogue must be None ({self.void_epilogue_reason}), "
+            raise ConfigError(f"{self.kernel_name()}: BlockEpilogue must be void, None ({self.void_epilogue_reason}), "
                               f"got {block_epilogue!r}")
 
     def check_block_scheduler(self, block_scheduler) -> None:
