@@ -30,6 +30,7 @@ from catlass_py.analysis.workload import WorkloadRecorder
 from catlass_py.arch.events import MarkerEvent, Observer
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.arch.pipes import CoreType
+from catlass_py.data import cached_inputs
 from catlass_py.errors import ArgumentError
 
 
@@ -140,8 +141,6 @@ class ExampleRun:
         """``make(*args, **kwargs)``, the example's host inputs, through the on-disk input cache keyed by the
         example's name, ``make`` and the arguments (:func:`catlass_py.data.cached_inputs`); the result
         records whether they came from the cache."""
-        from catlass_py.data import cached_inputs
-
         value, self.inputs_cached = cached_inputs(self.example, make, *args, **kwargs)
         return value
 

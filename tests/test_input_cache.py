@@ -214,9 +214,9 @@ def test_unusable_directory_or_value_just_calls_make(cache, monkeypatch, tmp_pat
 
 
 def test_example_result_says_when_inputs_came_from_the_cache(cache):
-    from catlass_py.runner import load_example
+    from catlass_py.cli import load_script
 
-    ex = load_example("00_basic_matmul")
+    ex = load_script("00_basic_matmul")
     first = ex.run(["64", "48", "40"], cores=2)
     second = ex.run(["64", "48", "40"], cores=2)
     assert first.passed and second.passed

@@ -9,13 +9,11 @@ entry point ``catlass_py``: ``catlass_check`` (:func:`check`), ``catlass_compare
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from catlass_py.analysis.races import UnpairedFlagWarning
 from catlass_py.analysis.schedule import InterleavingReport, explore_interleavings, output_digest
 from catlass_py.arch.launch import LaunchResult
 from catlass_py.arch.params import LaunchParams
@@ -85,7 +83,8 @@ def check(kernel_or_op, *args, golden=None, k: int | None = None, races: bool = 
       list of arrays) its output GM buffers wrap; they are restored to their first contents before every rerun.
 
     Checks: with ``races`` the launch runs the race detector (a :class:`~catlass_py.errors.RaceError` propagates);
-    with ``flags`` every cross-core and intra-core flag set must have been consumed; ``golden`` (an array, a
+    with ``flags`` every cross-core and intra-core flag set must have been consumed (the launch raises
+    :class:`~catlass_py.errors.UnpairedFlagError`; ``flags=False`` allows unpaired sets); ``golden`` (an array, a
     list of arrays, or a function of ``args`` returning them) is compared by :func:`assert_compare` with ``k``;
     ``seeds`` N reruns the launch under N adversarial interleavings (seeds 0..N-1, switching cores after every
     flag set) and asserts that the outputs never differ.
@@ -117,25 +116,21 @@ def check(kernel_or_op, *args, golden=None, k: int | None = None, races: bool = 
             result = op(*args, **kwargs, options=options, return_launch=True)
             return result[0], result[-1]
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnpairedFlagWarning)  # asserted below instead
-        output, launch = run(LaunchParams(detect_races=races))
-        if flags:
-            unconsumed = list(launch.unconsumed_flags) + list(getattr(launch, "unconsumed_intra_core_flags", []))
-            if unconsumed:
-                raise AssertionError(f"flag sets nobody consumed (core, flag, count): {unconsumed}")
-        reference = _digest(output)
-        compare = None
-        if golden is not None:
-            want = golden(*args) if callable(golden) else golden
-            compare = _compare(output, want, k)
-        interleavings = None
-        if seeds:
-            interleavings = explore_interleavings(lambda opts: _digest(run(opts)[0]), seeds, detect_races=races,
-                                                  reference=reference)
-            if interleavings.differ:
-                raise AssertionError(f"outputs differ between interleavings: {interleavings.summary()}")
-            run(LaunchParams())  # leave the first run's output in place
+    allow_unpaired = not flags
+    output, launch = run(LaunchParams(detect_races=races, allow_unpaired_flags=allow_unpaired))
+    reference = _digest(output)
+    compare = None
+    if golden is not None:
+        want = golden(*args) if callable(golden) else golden
+        compare = _compare(output, want, k)
+    interleavings = None
+    if seeds:
+        interleavings = explore_interleavings(
+            lambda opts: _digest(run(replace(opts, allow_unpaired_flags=allow_unpaired))[0]), seeds,
+            detect_races=races, reference=reference)
+        if interleavings.differ:
+            raise AssertionError(f"outputs differ between interleavings: {interleavings.summary()}")
+        run(LaunchParams(allow_unpaired_flags=allow_unpaired))  # leave the first run's output in place
     return CheckResult(output, launch, compare, interleavings)
 
 
