@@ -65,7 +65,7 @@ def test_user_script_runs_with_every_analysis_option(workdir):
     out = json.loads(done.stdout)
     assert out["passed"] and out["example"] == "matmul_scale" and out["cores"] == 3
     assert out["analysis"]["races"]["races"] == 0 and not out["analysis"]["interleavings"]["outputs_differ"]
-    assert sum(out["blocks_per_core"]) == out["details"]["total_blocks"] == 9
+    assert sum(out["blocks_per_core"]) == out["details"]["total_blocks"] == 4
     assert (workdir / "trace.json").stat().st_size > 0 and (workdir / "timeline.png").stat().st_size > 0
     direct = _python(workdir, "matmul_scale_example.py", "64", "256", "64", "--cores", "1")
     assert direct.returncode == 0 and "Compare success." in direct.stdout, direct.stdout + direct.stderr
