@@ -267,6 +267,8 @@ class WorkspaceEpilogueKernel(GemmKernel):
     def get_workspace_size(self, args) -> int:
         """The ring: ``L1.M * L1.N * aicCoreNum * WORKSPACE_STAGES * sizeof(int32)`` bytes, independent of the
         problem. (A full-size workspace kernel states its own size.)"""
+        if self.workspace_stages is None:
+            raise NotImplementedError(f"{self.kernel_name()}: a full-size workspace kernel defines get_workspace_size")
         l1 = self.block_mmad.l1_tile_shape
         return l1.m * l1.n * args.aic_core_num * self.workspace_stages * 4
 
