@@ -285,7 +285,7 @@ CASES = [pytest.param(name, args, cores, i == 0, id=f"{name}-{'x'.join(args)}-c{
 
 
 def test_every_shipped_example_is_covered():
-    from catlass_py.runner import example_names
+    from catlass_py.cli import example_names
 
     assert sorted(EXAMPLES) == example_names()
 
@@ -694,7 +694,7 @@ def _vector(name):
 
 
 def _get_value(env: Env):
-    from catlass_py.kernel._common import get_value
+    from catlass_py.kernel.grouped import get_value
 
     ctx = env.core("AIV")
     gm = env.gm_in(np.arange(10, dtype=np.int64)).tensor("int64")
