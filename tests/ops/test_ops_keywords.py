@@ -74,18 +74,12 @@ def test_every_op_has_the_same_launch_keywords():
         assert all(params[k].kind is inspect.Parameter.KEYWORD_ONLY for k in KEYWORDS), name
 
 
-# CATLASS's own vector code chains these epilogues' PIPE_V instructions without PipeBarrier<PIPE_V>, which the
-# race detector reports (tests/kernels/test_kernels_matmul_activation.py and ..._moe.py keep them as xfails).
-UNBARRIERED_V = {"grouped_matmul_slice_m_per_token_dequant_moe", "matmul_gelu", "matmul_silu"}
-
-
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_numpy_core_num_and_the_report_and_launch_result(name):
-    races = name not in UNBARRIERED_V
     out, report, launch = CALLS[name](core_num=np.int64(2), return_report=True, return_launch=True,
-                                      options=LaunchParams(detect_races=races))
+                                      options=LaunchParams(detect_races=True))
     assert isinstance(report, WorkloadReport) and isinstance(launch, LaunchResult)
-    assert launch.block_dim == 2 and (launch.race_detector is not None) == races
+    assert launch.block_dim == 2 and launch.race_detector is not None
     assert sum(report.blocks_per_core()) > 0
 
 
