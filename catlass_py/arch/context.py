@@ -120,6 +120,21 @@ class CoreContext:
             raise ArgumentError(f"{self}: buffer {name!r} already exists with {arena.size} bytes, not {size}")
         return arena
 
+    def cube_l1(self) -> LocalArena:
+        """The L1 of the AI core this core belongs to. On Ascend 950 a vector core writes UB tiles into it (PTO
+        ``TMOV`` / ``TEXTRACT`` / ``TINSERT`` Vec -> Mat, the UB -> L1 data path); Atlas A2/A3 vector cores have
+        no path to L1 (:class:`ConfigError`). On the AIC this is its own ``l1_buf``; an AIV in a launch gets its
+        AIC's arena (one kept by the launch when the kernel has no AIC program); a standalone AIV gets an L1 of
+        its own, created on first use."""
+        if self.is_aic:
+            return self.resource.l1_buf
+        if self.arch.arch_code < 3510:
+            raise ConfigError(f"{self}: vector cores of {self.arch.name} have no path to L1 (UB -> L1 moves exist "
+                              "from Ascend 950 on)")
+        if self._launch is not None:
+            return self._launch.cube_l1(self.core.ai_core)
+        return self.extra_buffer("L1", self.arch.buffer_sizes()["L1"])
+
     # -- events ----------------------------------------------------------------------------------
     def emit(self, pipe: Pipe, op: str, *, nbytes: int = 0, flops: int = 0, gm_reads=(), gm_writes=(), info=None,
              local_reads=(), local_writes=(), unit_flag: int = 0) -> None:

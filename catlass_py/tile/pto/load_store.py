@@ -16,10 +16,18 @@ from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.layout import ColumnMajor, RowMajor, nN, zN, zZ
 from catlass_py.numerics.packing import unpack_fp4
-from catlass_py.tile._region import gm_access, gm_read, gm_write
-from catlass_py.tile.pto.fixpipe import DEFAULT_OPTIONS, FixpipeOptions, ReluPreMode, fixpipe_apply, pre_quant_mode
-from catlass_py.tile.pto.quant_reg import set_quant_pre, set_quant_vector
-from catlass_py.tile.pto.tile import SLayout, Tile, TileType
+from catlass_py.tile._region import gm_read, gm_write, region_access
+from catlass_py.tile.pto._common import emit, listening, region
+from catlass_py.tile.pto.fixpipe import (
+    DEFAULT_OPTIONS,
+    FixpipeOptions,
+    ReluPreMode,
+    fixpipe_apply,
+    fixpipe_reads,
+    pre_quant_mode,
+)
+from catlass_py.tile.pto.quant_reg import FPC, QUANT_PRE, point_fpc, set_quant_pre
+from catlass_py.tile.pto.tile import PadValue, SLayout, Tile, TileType, pad_element
 from catlass_py.tile.pto.tmov import _padded_write
 from catlass_py.tile.quant import QuantMode
 
@@ -64,9 +72,33 @@ def _gm_region(gm: GlobalTensor, layout, rows: int, cols: int, what: str) -> np.
     return gm_read(gm, layout, rows, cols, what)
 
 
+def _pad_partial_block(dst: Tile, rows: int, cols: int) -> tuple[int, int]:
+    """TLOAD's DMA pad (``TLoadGm2ubNd2nd`` / ``Dn2dn`` of ``include/pto/common/arch/memory/tload_common.hpp``):
+    with a PadVal other than Null, each valid row of an ND Vec tile is filled from ``cols`` up to the next
+    32-byte boundary with the pad value (each valid column of a DN tile from ``rows``). Returns the padded
+    region's shape."""
+    if dst.loc is not TileType.Vec or dst.pad is PadValue.Null or dst.fmt not in ("ND", "DN") or dst.dtype.packed:
+        return rows, cols
+    blk = 32 * 8 // dst.dtype.bits
+    fill = pad_element(dst.pad, dst.dtype)
+    if dst.fmt == "ND":
+        end = min(dst.cols, -(-cols // blk) * blk)
+        if end > cols and rows:
+            block = np.broadcast_to(fill, (rows, end - cols))
+            dst.layout.write(dst.elements(), np.concatenate([dst.read(rows, cols), block], axis=1))
+        return rows, end
+    end = min(dst.rows, -(-rows // blk) * blk)
+    if end > rows and cols:
+        block = np.broadcast_to(fill, (end - rows, cols))
+        dst.layout.write(dst.elements(), np.concatenate([dst.read(rows, cols), block], axis=0))
+    return end, cols
+
+
 def tload(dst: Tile, src: GlobalTensor, layout) -> None:
     """PTO ``TLOAD(dst, src)``: ``dst(r, c) = src[layout.offset(r, c)]`` over ``dst``'s valid region (a Vec,
-    Mat, Bias or Scaling tile; the GM tensor must have the tile's dtype)."""
+    Mat, Bias or Scaling tile; the GM tensor must have the tile's dtype). A boxed destination has the rest of the
+    box grid the region touches zero-filled; an ND / DN Vec tile with a PadVal has the rest of each row's (column's)
+    32-byte block filled with it. Runs on MTE2."""
     if dst.loc not in (TileType.Vec, TileType.Mat, TileType.Bias, TileType.Scaling):
         raise ConfigError(f"TLOAD: the destination must be a Vec, Mat, Bias or Scaling tile, got {dst.loc.value}")
     if src.dtype != dst.dtype:
@@ -78,39 +110,47 @@ def tload(dst: Tile, src: GlobalTensor, layout) -> None:
     if dst.dtype.packed and not dst.dtype.codes:
         data = data.view(dst.dtype.numpy)
     if dst.slayout is not SLayout.NoneBox:
-        _padded_write(dst, data)
+        wr, wc = _padded_write(dst, data)
     else:
         dst.write(data)
+        wr, wc = _pad_partial_block(dst, rows, cols)
     ctx = dst.ctx
-    if ctx is not None and ctx.bus.instructions:
-        ctx.emit(Pipe.MTE2, "TLOAD", nbytes=dst.dtype.nbytes(rows * cols),
-                 gm_reads=(gm_access(src, layout, rows, cols),), info={"rows": rows, "cols": cols, "dst": dst.fmt})
+    if listening(ctx):
+        emit(ctx, Pipe.MTE2, "TLOAD", nbytes=dst.dtype.nbytes(rows * cols), gm_reads=region_access(src, layout, rows, cols),
+             writes=(region(dst, wr, wc),), rows=rows, cols=cols, dst=dst.fmt)
 
 
 def tstore(dst: GlobalTensor, layout, src: Tile, *, relu: ReluPreMode = ReluPreMode.NoRelu,
            pre_quant_scalar: int | None = None, fp: Tile | None = None,
            options: FixpipeOptions = DEFAULT_OPTIONS) -> None:
     """PTO ``TSTORE(dst, src)``: write ``src``'s valid region to GM through ``layout``. An Acc source passes the
-    fixpipe: cast by the (accumulator, GM) dtypes (``F322F16``, ``F322BF16``, or none for equal types), or
-    scalar / vector quant with ``pre_quant_scalar`` / ``fp``; ``relu`` applies to the converted value."""
+    fixpipe (FIX pipe): cast by the (accumulator, GM) dtypes (``F322F16``, ``F322BF16``, or none for equal types),
+    or scalar / vector quant with ``pre_quant_scalar`` / ``fp`` (the modes of ``GetScalarPreQuantModeGm`` /
+    ``GetVectorPreQuantModeGm`` in ``include/pto/npu/a5/TStore.hpp``: fp32 -> e4m3 scalar is QF322FP8_PRE);
+    ``relu`` applies to the converted value. Vec / Mat sources are stored on MTE3."""
     rows, cols = src.valid
     if layout.rows < rows or layout.cols < cols:
         raise ArgumentError(f"TSTORE: the GM layout {layout!r} does not cover the tile's {rows}x{cols} valid region")
+    ctx = src.ctx
+    reads, writes = [region(src, rows, cols)], []
     if src.loc is TileType.Acc:
-        ctx = src.ctx
         kind = "scalar" if pre_quant_scalar is not None else "vector" if fp is not None else "cast"
         if pre_quant_scalar is not None and fp is not None:
             raise ConfigError("TSTORE: give either pre_quant_scalar or fp, not both")
         if kind == "cast" and src.dtype == dst.dtype:
             mode = QuantMode.NoQuant
         else:
-            mode = pre_quant_mode(src.dtype, dst.dtype, kind, ctx.arch)
+            mode = pre_quant_mode(src.dtype, dst.dtype, kind, ctx.arch, target="gm")
         if kind == "scalar":
             set_quant_pre(ctx, pre_quant_scalar)
+            writes.append(ctx.register_access(QUANT_PRE))
         elif kind == "vector":
-            set_quant_vector(fp)
+            point_fpc(fp)
+            writes.append(ctx.register_access(FPC))
         data = fixpipe_apply(ctx, src.read(rows, cols), mode, dst.dtype, relu=relu, options=options)
         pipe, info = Pipe.FIX, {"quant": mode.value}
+        if listening(ctx):
+            reads.append(fixpipe_reads(ctx, mode, cols))
     else:
         if ReluPreMode(relu) is not ReluPreMode.NoRelu or pre_quant_scalar is not None or fp is not None:
             raise ConfigError("TSTORE: relu and quant forms apply to Acc sources only")
@@ -121,10 +161,9 @@ def tstore(dst: GlobalTensor, layout, src: Tile, *, relu: ReluPreMode = ReluPreM
         data = src.read(rows, cols)
         pipe, info = Pipe.MTE3, {}
     gm_write(dst, layout, data, "TSTORE")
-    ctx = src.ctx
-    if ctx is not None and ctx.bus.instructions:
-        ctx.emit(pipe, "TSTORE", nbytes=dst.dtype.nbytes(rows * cols), gm_writes=(gm_access(dst, layout, rows, cols),),
-                 info={"rows": rows, "cols": cols, **info})
+    if listening(ctx):
+        emit(ctx, pipe, "TSTORE", nbytes=dst.dtype.nbytes(rows * cols), reads=tuple(reads), writes=tuple(writes),
+             gm_writes=region_access(dst, layout, rows, cols), rows=rows, cols=cols, **info)
 
 
 __all__ = ["MX_FORMATS", "mx_gm_layout", "tload", "tstore"]

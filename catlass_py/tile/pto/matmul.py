@@ -13,6 +13,7 @@ from __future__ import annotations
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.tile.pto import mx_mmad
+from catlass_py.tile.pto._common import emit, listening, region
 from catlass_py.tile.pto.tile import FRACTAL_C, Tile, TileType
 
 MAX_MNK = 4095
@@ -73,17 +74,19 @@ def _check_bias(bias: Tile, c: Tile, n: int, what: str) -> None:
                           f"{bias.rows}x{bias.cols} (valid cols {bias.valid_col})")
 
 
-def _run(c_out: Tile, acc, start, m: int, n: int, k: int, op: str, dtype: str) -> None:
+def _run(c_out: Tile, acc, start, m: int, n: int, k: int, op: str, dtype: str, reads) -> None:
     c_out.write(mx_mmad.accumulate(start, acc, c_out.dtype))
     ctx = c_out.ctx
-    if ctx is not None and ctx.bus.instructions:
-        ctx.emit(Pipe.M, op, flops=2 * m * n * k, info={"m": m, "n": n, "k": k, "dtype": dtype})
+    if listening(ctx):
+        emit(ctx, Pipe.M, op, flops=2 * m * n * k, reads=tuple(r() for r in reads), writes=(region(c_out, m, n),),
+             m=m, n=n, k=k, dtype=dtype)
 
 
 def tmatmul(c: Tile, a: Tile, b: Tile) -> None:
     """PTO ``TMATMUL(c, a, b)``: ``C = A @ B``."""
     m, k, n = _check(c, a, b, "TMATMUL", mx=False)
-    _run(c, mx_mmad.product(a.read(m, k), a.dtype, b.read(k, n), b.dtype), None, m, n, k, "TMATMUL", a.dtype.name)
+    _run(c, mx_mmad.product(a.read(m, k), a.dtype, b.read(k, n), b.dtype), None, m, n, k, "TMATMUL", a.dtype.name,
+         _ab(a, b, m, k, n))
 
 
 def tmatmul_acc(c_out: Tile, c_in: Tile, a: Tile, b: Tile) -> None:
@@ -91,7 +94,7 @@ def tmatmul_acc(c_out: Tile, c_in: Tile, a: Tile, b: Tile) -> None:
     m, k, n = _check(c_out, a, b, "TMATMUL_ACC", mx=False)
     start = c_in.read(m, n)
     _run(c_out, mx_mmad.product(a.read(m, k), a.dtype, b.read(k, n), b.dtype), start, m, n, k, "TMATMUL_ACC",
-         a.dtype.name)
+         a.dtype.name, _ab(a, b, m, k, n) + (lambda: region(c_in, m, n),))
 
 
 def tmatmul_bias(c: Tile, a: Tile, b: Tile, bias: Tile) -> None:
@@ -100,30 +103,36 @@ def tmatmul_bias(c: Tile, a: Tile, b: Tile, bias: Tile) -> None:
     _check_bias(bias, c, n, "TMATMUL_BIAS")
     start = bias.read(1, n)
     _run(c, mx_mmad.product(a.read(m, k), a.dtype, b.read(k, n), b.dtype), start, m, n, k, "TMATMUL_BIAS",
-         a.dtype.name)
+         a.dtype.name, _ab(a, b, m, k, n) + (lambda: region(bias, 1, n),))
+
+
+def _ab(a: Tile, b: Tile, m: int, k: int, n: int) -> tuple:
+    return (lambda: region(a, m, k), lambda: region(b, k, n))
 
 
 def _mx(c, a, a_scale, b, b_scale, what):
     m, k, n = _check(c, a, b, what, mx=True)
     kg = _check_mx(a, a_scale, b, b_scale, m, k, n, what)
     acc = mx_mmad.mx_product(a.read(m, k), a.dtype, a_scale.read(m, kg), b.read(k, n), b.dtype, b_scale.read(kg, n))
-    return acc, m, k, n
+    reads = _ab(a, b, m, k, n) + (lambda: region(a_scale, m, kg), lambda: region(b_scale, kg, n))
+    return acc, m, k, n, reads
 
 
 def tmatmul_mx(c: Tile, a: Tile, a_scale: Tile, b: Tile, b_scale: Tile, bias: Tile | None = None) -> None:
     """PTO ``TMATMUL_MX(c, a, aScale, b, bScale[, bias])``: ``C = (SA (x) A) @ (SB (x) B) [+ bias]``."""
-    acc, m, k, n = _mx(c, a, a_scale, b, b_scale, "TMATMUL_MX")
+    acc, m, k, n, reads = _mx(c, a, a_scale, b, b_scale, "TMATMUL_MX")
     start = None
     if bias is not None:
         _check_bias(bias, c, n, "TMATMUL_MX")
         start = bias.read(1, n)
-    _run(c, acc, start, m, n, k, "TMATMUL_MX", a.dtype.name)
+        reads += (lambda: region(bias, 1, n),)
+    _run(c, acc, start, m, n, k, "TMATMUL_MX", a.dtype.name, reads)
 
 
 def tmatmul_mx_acc(c_out: Tile, c_in: Tile, a: Tile, a_scale: Tile, b: Tile, b_scale: Tile) -> None:
     """PTO ``TMATMUL_MX(cOut, cIn, a, aScale, b, bScale)``: ``C_out = C_in + (SA (x) A) @ (SB (x) B)``."""
-    acc, m, k, n = _mx(c_out, a, a_scale, b, b_scale, "TMATMUL_MX")
-    _run(c_out, acc, c_in.read(m, n), m, n, k, "TMATMUL_MX", a.dtype.name)
+    acc, m, k, n, reads = _mx(c_out, a, a_scale, b, b_scale, "TMATMUL_MX")
+    _run(c_out, acc, c_in.read(m, n), m, n, k, "TMATMUL_MX", a.dtype.name, reads + (lambda: region(c_in, m, n),))
 
 
 __all__ = ["tmatmul", "tmatmul_acc", "tmatmul_bias", "tmatmul_mx", "tmatmul_mx_acc"]

@@ -32,7 +32,7 @@ from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import AlignmentError, ArgumentError, ConfigError
 from catlass_py.layout import L0C, RowMajor, nZ, zN, zZ
 from catlass_py.numerics.packing import unpack_fp4
-from catlass_py.tile._region import local_read, local_write
+from catlass_py.tile._region import local_read, local_write, region_access
 from catlass_py.tile.pto import mx_mmad
 
 _FIELDS = {  # name: (lsb, width)
@@ -231,10 +231,22 @@ def _init(ctx, dst, bias, params, layout_c, m, n, what):
     return local_read(dst, layout_c, m, n, what)
 
 
-def _finish(ctx, dst, layout_c, start, acc, m, n, k, op, dtype):
+def _init_reads(ctx, dst, bias, params, layout_c, m, n) -> tuple:
+    """What the initial value of C is read from (nothing when it starts at 0)."""
+    if bias is not None:
+        return (bias.access(0, n),)
+    if params.cmatrix_init_val:
+        return ()
+    if params.cmatrix_source:
+        return (ctx.resource.bt_buf.tensor(dst.dtype, 0, n).access(),)
+    return region_access(dst, layout_c, m, n)
+
+
+def _finish(ctx, dst, layout_c, start, acc, m, n, k, op, dtype, reads):
     local_write(dst, layout_c, mx_mmad.accumulate(start, acc, dst.dtype), op)
     if ctx.bus.instructions:
-        ctx.emit(Pipe.M, op, flops=2 * m * n * k, info={"m": m, "n": n, "k": k, "dtype": dtype})
+        ctx.emit(Pipe.M, op, flops=2 * m * n * k, info={"m": m, "n": n, "k": k, "dtype": dtype},
+                 local_reads=tuple(reads), local_writes=region_access(dst, layout_c, m, n))
 
 
 def mmad(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: MmadBitModeParams,
@@ -249,7 +261,11 @@ def mmad(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: MmadBi
     a = _read(fm, la, m, k, "Mmad (A)")
     b = _read(filter_, lb, k, n, "Mmad (B)")
     start = _init(ctx, dst, bias, params, lc, m, n, "Mmad (C)")
-    _finish(ctx, dst, lc, start, mx_mmad.product(a, fm.dtype, b, filter_.dtype), m, n, k, "Mmad", fm.dtype.name)
+    reads = ()
+    if ctx.bus.instructions:
+        reads = (region_access(fm, la, m, k) + region_access(filter_, lb, k, n)
+                 + _init_reads(ctx, dst, bias, params, lc, m, n))
+    _finish(ctx, dst, lc, start, mx_mmad.product(a, fm.dtype, b, filter_.dtype), m, n, k, "Mmad", fm.dtype.name, reads)
 
 
 def mmad_mx(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: MmadBitModeParams,
@@ -265,15 +281,22 @@ def mmad_mx(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: Mma
     la, lb, lc = _layouts(fm, filter_, params, a_layout)
     kg = k // mx_mmad.MX_GROUP
     ratio = 16
-    sa_buf = ctx.extra_buffer("L0A_MX", ctx.resource.l0a_buf.size // ratio).raw[fm.byte_offset // ratio:]
-    sb_buf = ctx.extra_buffer("L0B_MX", ctx.resource.l0b_buf.size // ratio).raw[filter_.byte_offset // ratio:]
-    sa = mx_mmad.scale_a_layout(m, kg).read(sa_buf, m, kg)
-    sb = mx_mmad.scale_b_layout(kg, n).read(sb_buf, kg, n)
+    sa_arena = ctx.extra_buffer("L0A_MX", ctx.resource.l0a_buf.size // ratio)
+    sb_arena = ctx.extra_buffer("L0B_MX", ctx.resource.l0b_buf.size // ratio)
+    sa_layout, sb_layout = mx_mmad.scale_a_layout(m, kg), mx_mmad.scale_b_layout(kg, n)
+    sa = sa_layout.read(sa_arena.raw[fm.byte_offset // ratio:], m, kg)
+    sb = sb_layout.read(sb_arena.raw[filter_.byte_offset // ratio:], kg, n)
     a = _read(fm, la, m, k, "MmadMx (A)")
     b = _read(filter_, lb, k, n, "MmadMx (B)")
     start = _init(ctx, dst, bias, params, lc, m, n, "MmadMx (C)")
     acc = mx_mmad.mx_product(a, fm.dtype, sa, b, filter_.dtype, sb)
-    _finish(ctx, dst, lc, start, acc, m, n, k, "MmadMx", fm.dtype.name)
+    reads = ()
+    if ctx.bus.instructions:
+        reads = (region_access(fm, la, m, k) + region_access(filter_, lb, k, n)
+                 + region_access(sa_arena.tensor("uint8", fm.byte_offset // ratio), sa_layout, m, kg)
+                 + region_access(sb_arena.tensor("uint8", filter_.byte_offset // ratio), sb_layout, kg, n)
+                 + _init_reads(ctx, dst, bias, params, lc, m, n))
+    _finish(ctx, dst, lc, start, acc, m, n, k, "MmadMx", fm.dtype.name, reads)
 
 
 __all__ = ["MmadBitModeParams", "mmad", "mmad_mx"]

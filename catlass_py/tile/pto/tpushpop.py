@@ -6,7 +6,8 @@ for a free slot, converts the Acc tile through the fixpipe (reading QUANT_PRE fo
 quant vector for vector modes, so ``SET_QUANT_SCALAR`` / ``SET_QUANT_VECTOR`` must come first) and signals
 data-ready; ``tpop`` waits for data and writes it into the consumer tile in the layout the ``LayoutMode``
 names. In this single-threaded model a push into a full FIFO or a pop from an empty one would wait forever
-and raises :class:`DeadlockError`.
+and raises :class:`DeadlockError`. The slot's data reach the consumer's UB at the TPOP here (TPUSH reads the
+Acc tile and the quant registers on FIX, TPOP writes the Vec tile on V).
 """
 
 from __future__ import annotations
@@ -17,7 +18,16 @@ from dataclasses import dataclass
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError, DeadlockError
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.tile.pto.fixpipe import DEFAULT_OPTIONS, FixpipeOptions, LayoutMode, ReluPreMode, fixpipe_apply, pre_quant_mode
+from catlass_py.tile.pto._common import emit, listening, region
+from catlass_py.tile.pto.fixpipe import (
+    DEFAULT_OPTIONS,
+    FixpipeOptions,
+    LayoutMode,
+    ReluPreMode,
+    fixpipe_apply,
+    fixpipe_reads,
+    pre_quant_mode,
+)
 from catlass_py.tile.pto.tile import Tile, TileType
 from catlass_py.tile.quant import QuantMode
 
@@ -90,9 +100,10 @@ def tpush(pipe: TPipe, acc: Tile, params: FixpipeParams = FixpipeParams()) -> No
         _check_mode(mode, acc.dtype, pipe.dtype, arch)
     data = fixpipe_apply(ctx, acc.read(), mode, pipe.dtype, relu=params.relu, options=params.options)
     pipe._slots.append((data, LayoutMode(params.layout), params.sub_block_id))
-    if ctx.bus.instructions:
-        ctx.emit(Pipe.FIX, "TPUSH", nbytes=pipe.dtype.nbytes(data.size),
-                 info={"pipe": pipe.name, "quant": mode.value, "layout": LayoutMode(params.layout).name})
+    if listening(ctx):
+        emit(ctx, Pipe.FIX, "TPUSH", nbytes=pipe.dtype.nbytes(data.size),
+             reads=(region(acc), fixpipe_reads(ctx, mode, acc.valid_col)), pipe=pipe.name, quant=mode.value,
+             layout=LayoutMode(params.layout).name)
 
 
 def tpop(pipe: TPipe, dst: Tile) -> None:
@@ -113,8 +124,8 @@ def tpop(pipe: TPipe, dst: Tile) -> None:
         raise ConfigError(f"TPOP: a {data.shape[0]}x{data.shape[1]} slot does not fit {dst}")
     pipe._slots.popleft()
     dst.write(data)
-    if ctx is not None and ctx.bus.instructions:
-        ctx.emit(Pipe.V, "TPOP", nbytes=pipe.dtype.nbytes(data.size), info={"pipe": pipe.name})
+    if listening(ctx):
+        emit(ctx, Pipe.V, "TPOP", nbytes=pipe.dtype.nbytes(data.size), writes=(region(dst, *data.shape),), pipe=pipe.name)
 
 
 __all__ = ["FixpipeParams", "TPipe", "tpop", "tpush"]
