@@ -26,9 +26,12 @@ from catlass_py.tile.pto.tile import (
     FRACTAL_MX,
     BLayout,
     CompactMode,
+    PadCustom,
+    PadValue,
     SLayout,
     Tile,
     TileType,
+    pad_custom,
     pto_layout,
     tile_acc,
     tile_left,
@@ -37,6 +40,7 @@ from catlass_py.tile.pto.tile import (
     tile_right_scale,
 )
 from catlass_py.tile.pto.tmov import AccToVecMode, STPhase, tmov, tmov_zz, tmov_zz_tmp_bytes
+from catlass_py.tile.pto.tquant import MxQuantAlg, QuantType, tdequant, tquant, tquant_int8
 from catlass_py.tile.pto.tpushpop import FixpipeParams, TPipe, tpop, tpush
 
 __all__ = [
@@ -52,6 +56,10 @@ __all__ = [
     "FixpipeParams",
     "LayoutMode",
     "MmadBitModeParams",
+    "MxQuantAlg",
+    "PadCustom",
+    "PadValue",
+    "QuantType",
     "ReluPreMode",
     "SLayout",
     "STPhase",
@@ -63,6 +71,7 @@ __all__ = [
     "mmad",
     "mmad_mx",
     "mx_gm_layout",
+    "pad_custom",
     "pre_quant_mode",
     "pto_layout",
     "quant_scalar_word",
@@ -77,6 +86,7 @@ __all__ = [
     "tile_left",
     "tile_left_scale",
     "tile_right",
+    "tdequant",
     "tile_right_scale",
     "tload",
     "tmatmul",
@@ -89,5 +99,7 @@ __all__ = [
     "tmov_zz_tmp_bytes",
     "tpop",
     "tpush",
+    "tquant",
+    "tquant_int8",
     "tstore",
 ]

@@ -1,0 +1,142 @@
+"""Shared pieces of the PTO-ISA conformance suite (``tests/pto/test_st_*.py``).
+
+Each ``test_st_<family>.py`` mirrors one family of PTO-ISA's Ascend 950 system tests
+(``hw-native-sys/pto-isa``, ``tests/npu/a5/src/st/testcase/<family>``): it lists the family's ``TEST_F`` cases, rebuilds
+every case's inputs the way the family's ``gen_data.py`` draws them (same seed, same draw order, same shapes), runs the
+kernel's instruction sequence on simulated cores, and compares with expectations computed here from first principles
+(bit for bit, or with the case's tolerance). Nothing is read from PTO-ISA at test time.
+
+Cross-check against the upstream goldens: run a family's ``gen_data.py`` in a directory and point
+``PTO_ST_GOLDEN_DIR`` at its parent (``$PTO_ST_GOLDEN_DIR/<family>/<Suite.case>/golden*.bin``); the tests then also
+compare their inputs and results with those files.
+
+Most cases are ``slow``; each family keeps a few in the default run.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from catlass_py.arch import GlobalBuffer
+
+GOLDEN_ROOT = os.environ.get("PTO_ST_GOLDEN_DIR")
+
+
+def params(cases, fast=(), key=lambda c: c[0]):
+    """pytest parameters for ``cases`` (tuples whose first item is the upstream case name): ``slow`` unless the name
+    is in ``fast``."""
+    out = []
+    for c in cases:
+        name = key(c)
+        marks = () if name in fast else (pytest.mark.slow,)
+        out.append(pytest.param(c, id=name, marks=marks))
+    return out
+
+
+def golden(family: str, case: str, filename: str, dtype) -> np.ndarray | None:
+    """An upstream golden / input file of ``case`` when ``PTO_ST_GOLDEN_DIR`` is set (else None)."""
+    if not GOLDEN_ROOT:
+        return None
+    path = Path(GOLDEN_ROOT) / family / case / filename
+    if not path.exists():
+        pytest.fail(f"PTO_ST_GOLDEN_DIR is set but {path} is missing")
+    return np.fromfile(path, dtype=dtype)
+
+
+def check_golden(family: str, case: str, filename: str, got: np.ndarray) -> None:
+    """Compare ``got`` (bytes) with the upstream file, when available."""
+    want = golden(family, case, filename, np.uint8)
+    if want is not None:
+        np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8).reshape(-1), want,
+                                      err_msg=f"{case}/{filename}")
+
+
+def gm_in(array, name="in"):
+    """A read-only GM tensor holding ``array`` (its dtype)."""
+    a = np.ascontiguousarray(array)
+    return GlobalBuffer.from_array(a, name, read_only=True).tensor(a.dtype if a.dtype != np.uint8 else "uint8")
+
+
+def gm_out(nbytes: int, dtype, name="out"):
+    """A zeroed writable GM buffer of ``nbytes`` and a tensor of ``dtype`` on it."""
+    buf = GlobalBuffer.empty(int(nbytes), name, fill=0)
+    return buf, buf.tensor(dtype)
+
+
+# -- independent references ------------------------------------------------------------------------------------
+
+E2M1_GRID = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+
+
+def e2m1_codes(x) -> np.ndarray:
+    """fp4 e2m1 codes of float values: nearest grid magnitude, ties to the even code, saturating at 6; NaN -> 0x7
+    (the largest magnitude, as PTO's encoder), sign bit from the value's sign (so -0 -> 0x8)."""
+    v = np.asarray(x, dtype=np.float64)
+    a = np.abs(v)
+    d = np.abs(a[..., None] - E2M1_GRID)
+    best = d.min(axis=-1, keepdims=True)
+    cand = np.where(d == best, np.arange(8), 99)
+    even = np.where(cand % 2 == 0, cand, 99).min(axis=-1)
+    code = np.where(even < 99, even, cand.min(axis=-1))
+    code = np.where(a >= 6.0, 7, code)
+    code = np.where(np.isnan(v), 7, code)
+    sign = np.signbit(v) & ~np.isnan(v)
+    return (code | (sign.astype(np.int64) << 3)).astype(np.uint8)
+
+
+def e4m3_bytes(x) -> np.ndarray:
+    """e4m3fn bytes of float values: clamp to +-448 then RNE (ml_dtypes); NaN -> 0x7F."""
+    v = np.asarray(x, dtype=np.float32)
+    with np.errstate(invalid="ignore"):
+        c = np.clip(v, -448.0, 448.0)
+    out = c.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    return np.where(np.isnan(v), np.uint8(0x7F), out).astype(np.uint8)
+
+
+def fp32_exponent_field(x) -> np.ndarray:
+    return ((np.asarray(x, dtype=np.float32).view(np.uint32) >> 23) & 0xFF).astype(np.int64)
+
+
+def e8m0_ocp(amax32: np.ndarray, emax: int) -> np.ndarray:
+    """OCP scale bytes from fp32 block maxima: exponent field - emax, at least 0; NaN -> 0xFF; inf keeps the
+    arithmetic (255 - emax)."""
+    a = np.asarray(amax32, dtype=np.float32)
+    e = np.maximum(fp32_exponent_field(a) - emax, 0)
+    return np.where(np.isnan(a), 255, e).astype(np.uint8)
+
+
+def e8m0_nv(amax32: np.ndarray, max_finite: float) -> np.ndarray:
+    """NV (RCEIL) scale bytes: ceil(log2(fp32(amax * fp32(1/max)))) + 127, computed per value with Python floats."""
+    a = np.asarray(amax32, dtype=np.float32)
+    d = (a * np.float32(1.0 / max_finite)).astype(np.float32)
+    out = np.empty(a.shape, np.uint8)
+    for i, v in np.ndenumerate(d):
+        if np.isnan(v):
+            out[i] = 255
+        elif np.isinf(v):
+            out[i] = 254
+        elif v == 0:
+            out[i] = 0
+        else:
+            m, e = np.frexp(float(v))  # v = m * 2**e, 0.5 <= m < 1
+            k = e - 1 if m == 0.5 else e  # ceil(log2 v)
+            out[i] = min(max(k + 127, 0), 254)
+    return out
+
+
+def scale_down(x, e8: np.ndarray, axis: int) -> np.ndarray:
+    """x * 2**(127 - e) with one scale per 32 elements along ``axis`` (float64, exact); NaN where e == 0xFF."""
+    v = np.asarray(x, dtype=np.float64)
+    f = np.where(e8 == 255, np.nan, np.ldexp(1.0, 127 - e8.astype(np.int64)))
+    f = np.repeat(f, 32, axis=axis)
+    return v * f
+
+
+def bf16_trunc(x32: np.ndarray) -> np.ndarray:
+    """bf16 truncation (round toward zero) of fp32 values, as fp32."""
+    return (np.asarray(x32, np.float32).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
