@@ -140,3 +140,20 @@ def scale_down(x, e8: np.ndarray, axis: int) -> np.ndarray:
 def bf16_trunc(x32: np.ndarray) -> np.ndarray:
     """bf16 truncation (round toward zero) of fp32 values, as fp32."""
     return (np.asarray(x32, np.float32).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+
+
+class Bump:
+    """A bump allocator for tile addresses in one buffer (the kernels' hand-written UB / L1 plans, in order)."""
+
+    def __init__(self, start: int = 0, align: int = 256):
+        self.next = start
+        self.align = align
+
+    def __call__(self, nbytes: int) -> int:
+        at = self.next
+        self.next = -(-(at + int(nbytes)) // self.align) * self.align
+        return at
+
+    def tile(self, tile, ctx):
+        """Assign ``tile`` (a :class:`~catlass_py.tile.pto.Tile`) at the next free address of ``ctx``'s buffer."""
+        return tile.assign(ctx, self(tile.nbytes))

@@ -16,11 +16,13 @@ maximum keeps the exponent arithmetic, fp4 NaN -> code 0x7). What the instructio
   exponent tile is flat when it has one row (group ``r * G + g`` at byte ``r * G + g``), else two-dimensional (row
   ``r`` at ``r * exp.Cols``, ``ceil(ValidCol / 32)`` groups). The data tile is written row by row at the source's row
   stride (fp8 bytes, or fp4 codes two per byte), i.e. flat from its first byte;
-* DN: ``ValidRow`` must be a multiple of 32 (64 with ``interleave``); exponent ``E[h, c]`` of rows ``32h..32h+31`` of
+* DN: ``ValidRow`` must be a multiple of 32 (64 with ``interleave``); a 2-D destination is written through its own
+  layout (row stride ``dst.Cols``, as ``calcQuantizedFP8Values_DN_*`` with ``DstStaticCols``); exponent ``E[h, c]`` of rows ``32h..32h+31`` of
   column ``c`` goes to row ``h`` of the exponent tile, or with ``interleave`` to ``E_FLAT[p, 2c + d] = E[2p + d, c]``
   (``aclnnDynamicMxQuant`` order);
-* ``max`` / ``scaling`` scratch tiles receive the group maxima and reciprocal scales ``2**(127 - e)`` in the source
-  dtype (bf16 for fp16 sources, whose maxima and scales TQuant.hpp keeps as bf16 bit patterns), packed flat for ND.
+* ``max`` / ``scaling`` scratch tiles receive the group maxima and the reciprocal scales ``2**(127 - e)`` as TQuant.hpp
+  stores them (fp32 for fp32 sources, bf16 bit patterns otherwise; fp16 OCP maxima are bf16-truncated, fp16 NV maxima
+  stay fp16), packed flat for ND, ``[M/32, N]`` at the tiles' row stride for DN.
 
 INT8 (:func:`tquant_int8`, ``TQUANT<QuantType::INT8_SYM|INT8_ASYM>(dst, src, scale[, tmp][, offset])``): per row
 ``q = sat(rint(fp32(fp32(x * scale[r]) + offset[r])))`` through s32 -> fp32 -> fp16 -> int8 / uint8 casts
@@ -104,19 +106,30 @@ def _put_flat(tile: Tile, values: np.ndarray, role: str, what: str) -> int:
     return b.size
 
 
-def _recip_scale(e: np.ndarray, elem: str, scale_alg: str) -> np.ndarray:
-    """The reciprocal scale ``2**(127 - e)`` of TQuant.hpp's scaling scratch (fp32), NaN for 0xFF (NV keeps 2**-127
-    for an infinite maximum, which the formula gives for e = 0xFE)."""
-    with np.errstate(over="ignore"):
-        r = np.ldexp(np.float32(1.0), (E8M0_BIAS - e.astype(np.int32))).astype(np.float32)
-    return np.where(e == E8M0_NAN, np.float32(np.nan), r).astype(np.float32)
-
-
-def _scratch(values32: np.ndarray, src_dtype: str) -> np.ndarray:
-    """Group maxima / scales in the scratch tiles' storage: fp32 for fp32 sources, bf16 otherwise."""
+def _scratch_max(amax32: np.ndarray, src_dtype: str, alg: MxQuantAlg) -> np.ndarray:
+    """Group maxima as TQuant.hpp leaves them in the ``max`` tile: fp32 for fp32 sources, bf16 for bf16, and for fp16
+    the bf16 truncation (OCP, which reduces fp16 through bf16 with ROUND_Z) or the fp16 value (NV)."""
     if src_dtype == "float32":
-        return values32.astype(np.float32)
-    return values32.astype(ml_dtypes.bfloat16)
+        return amax32.astype(np.float32)
+    if src_dtype == "bfloat16":
+        return amax32.astype(ml_dtypes.bfloat16)
+    if alg.scale_alg == "nv":
+        return amax32.astype(np.float16)
+    bits = (np.ascontiguousarray(amax32, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return bits.view(np.float16)  # the bf16 bit pattern in the fp16-typed scratch
+
+
+def _scratch_scale(e: np.ndarray, src_dtype: str, alg: MxQuantAlg) -> np.ndarray:
+    """Reciprocal scales ``2**(127 - e)`` as TQuant.hpp stores them: fp32 bits for fp32 sources, bf16 bits otherwise
+    (also for fp16 sources); a NaN scale stores the format's NaN pattern (fp32 0x7FC00000; bf16 0x7F81 for e4m3,
+    0x7FC0 for e2m1)."""
+    e = e.astype(np.int64)
+    if src_dtype == "float32":
+        bits = np.where(e == E8M0_NAN, 0x7FC00000, np.where(e == 254, 0x00400000, (254 - e) << 23)).astype(np.uint32)
+        return bits.view(np.float32)
+    nan = 0x7F81 if alg.elem == "float8_e4m3fn" else 0x7FC0
+    bits = np.where(e == E8M0_NAN, nan, np.where(e == 254, 0x0040, (254 - e) << 7)).astype(np.uint16)
+    return bits.view(ml_dtypes.bfloat16 if src_dtype == "bfloat16" else np.float16)
 
 
 def tquant(dst: Tile, src: Tile, exp: Tile, max: Tile, scaling: Tile, *,  # noqa: A002 - PTO's operand name
@@ -159,7 +172,7 @@ def tquant(dst: Tile, src: Tile, exp: Tile, max: Tile, scaling: Tile, *,  # noqa
         raise ConfigError(f"{what}: the exponent tile holds E8M0 bytes (uint8 or float8_e8m0fnu), got {exp.dtype.name}")
     for t, role in ((src, "source"), (dst, "destination"), (exp, "exponent")):
         _nd(t, role, what)
-    if src.cols % MX_GROUP:
+    if grp_axis == 1 and src.cols % MX_GROUP:
         raise ConfigError(f"{what}: N mod 32 = 0 is required (group size 32): the source has {src.cols} columns")
     vr, vc = src.valid
     cols = src.cols
@@ -167,9 +180,11 @@ def tquant(dst: Tile, src: Tile, exp: Tile, max: Tile, scaling: Tile, *,  # noqa
         raise ConfigError(f"{what}: M mod 32 = 0 is required for DN (axis-0 groups): {vr} valid rows")
     if interleave and vr % 64:
         raise ConfigError(f"{what}: DN interleave requires 64-aligned valid rows, got {vr}")
-    if dst.rows > 1 and dst.cols != cols:
+    if grp_axis == 1 and dst.rows > 1 and dst.cols != cols:
         raise ConfigError(f"{what}: the destination is written at the source's row stride; a 2-D destination needs "
                           f"the source's Cols ({cols}), got {dst.cols} (a 1-row destination is written flat)")
+    if grp_axis == 0 and dst.rows > 1 and (dst.rows < vr or dst.cols < cols):
+        raise ConfigError(f"{what}: the DN destination ({dst.rows}x{dst.cols}) must hold the {vr}x{cols} quantised rows")
     reads, writes = [], []
     if sname != "float32" and vc < cols and vr:
         pad = np.zeros((vr, cols - vc), dtype=src.dtype.numpy)
@@ -180,16 +195,19 @@ def tquant(dst: Tile, src: Tile, exp: Tile, max: Tile, scaling: Tile, *,  # noqa
     q, e = quantize_mx(data, alg.elem, MX_GROUP, axis=1 if grp_axis == 1 else 0, scale_alg=alg.scale_alg,
                        inf_scale=inf_scale, fp4_nan=fp4_nan, rounding=rounding, rng=rng, emax=emax)
     codes = q.view(np.uint8) if q.dtype != np.uint8 else q
-    if alg.elem == "float4_e2m1fn":
-        nbytes = _put_flat(dst, pack_fp4(codes.reshape(-1)), "destination", what)
+    if grp_axis == 0 and dst.rows > 1:  # DN: through the destination's layout (its own row stride)
+        dst.write(codes if dst.dtype.packed else codes.view(dst.dtype.numpy))
+        writes.append(region(dst, vr, cols))
+    elif alg.elem == "float4_e2m1fn":
+        writes.append(whole(dst, _put_flat(dst, pack_fp4(codes.reshape(-1)), "destination", what)))
     else:
-        nbytes = _put_flat(dst, codes.reshape(-1), "destination", what)
-    writes.append(whole(dst, nbytes))
+        writes.append(whole(dst, _put_flat(dst, codes.reshape(-1), "destination", what)))
     # exponents, maxima, scales
     with np.errstate(invalid="ignore"):
         amax = np.max(np.abs(data.astype(np.float32).reshape(vr, cols // MX_GROUP, MX_GROUP)), axis=-1) \
             if grp_axis == 1 else np.max(np.abs(data.astype(np.float32).reshape(vr // MX_GROUP, MX_GROUP, cols)), axis=1)
-    recip = _recip_scale(e, alg.elem, alg.scale_alg)
+    recip = _scratch_scale(e, sname, alg)
+    amax = _scratch_max(amax, sname, alg)
     if grp_axis == 1:
         g = cols // MX_GROUP
         if exp.rows == 1:
@@ -202,7 +220,7 @@ def tquant(dst: Tile, src: Tile, exp: Tile, max: Tile, scaling: Tile, *,  # noqa
             exp.layout.write(exp.elements(), e[:, :gv].view(exp.dtype.numpy) if exp.dtype.numpy != np.uint8 else e[:, :gv])
             writes.append(region(exp, vr, gv))
         for t, vals, role in ((max, amax, "max"), (scaling, recip, "scaling")):
-            writes.append(whole(t, _put_flat(t, _scratch(vals.reshape(-1), sname), role, what)))
+            writes.append(whole(t, _put_flat(t, vals.reshape(-1), role, what)))
     else:
         hat = vr // MX_GROUP
         if interleave:
@@ -224,7 +242,7 @@ def tquant(dst: Tile, src: Tile, exp: Tile, max: Tile, scaling: Tile, *,  # noqa
             if hat > t.rows or cols > t.cols:
                 raise ConfigError(f"{what}: the DN {role} tile must be [M/32, N] = [{hat}, {cols}] or larger, got "
                                   f"{t.rows}x{t.cols}")
-            stored = _scratch(vals, sname)
+            stored = vals
             if t.dtype.numpy.itemsize != stored.dtype.itemsize:
                 raise ConfigError(f"{what}: the {role} tile holds {stored.dtype.itemsize}-byte values of the source "
                                   f"type, got {t.dtype.name}")
