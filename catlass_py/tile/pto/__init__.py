@@ -1,8 +1,11 @@
 """PTO-ISA tile instructions and the Ascend 950 cube extensions on the simulated core.
 
 Counterparts: PTO (``hw-native-sys/pto-isa``) ``Tile``/``TASSIGN``, ``TLOAD``/``TSTORE``, ``TMOV`` (all overload
-families incl. X->ZZ), ``SET_QUANT_SCALAR``/``SET_QUANT_VECTOR``, ``TPUSH``/``TPOP``, ``TMATMUL[_ACC|_BIAS|_MX]``,
-and Ascend C ``Mmad``/``MmadMx`` with ``MmadBitModeParams``. PTO layout names map to CATLASS layouts
+families incl. X->ZZ and the Ascend 950 UB -> L1 move), ``TEXTRACT[_FP]`` / ``TINSERT[_FP]`` (every form),
+``TQUANT`` (MX ND / DN with OCP and NV scales, INT8), ``TDEQUANT``, ``TFILLPAD[_INPLACE|_EXPAND]``,
+``TGET_SCALE_ADDR``, ``SET_QUANT_SCALAR``/``SET_QUANT_VECTOR``, ``TPUSH``/``TPOP``, ``TMATMUL[_ACC|_BIAS|_MX]``,
+and Ascend C ``Mmad``/``MmadMx`` with ``MmadBitModeParams``. Every instruction publishes its pipe and the bytes it
+reads and writes (tile regions, GM, special registers) for the pipe model. PTO layout names map to CATLASS layouts
 (PTO/CANN "NZ" is CATLASS ``zN``, "ZN" is ``nZ``; see :mod:`catlass_py.tile.pto.tile`).
 """
 
@@ -40,6 +43,8 @@ from catlass_py.tile.pto.tile import (
     tile_right_scale,
 )
 from catlass_py.tile.pto.tmov import AccToVecMode, STPhase, tmov, tmov_zz, tmov_zz_tmp_bytes
+from catlass_py.tile.pto.textract import textract, textract_2xnz, tinsert
+from catlass_py.tile.pto.tfillpad import TFillPadMode, tfillpad, tget_scale_addr
 from catlass_py.tile.pto.tquant import MxQuantAlg, QuantType, tdequant, tquant, tquant_int8
 from catlass_py.tile.pto.tpushpop import FixpipeParams, TPipe, tpop, tpush
 
@@ -63,6 +68,7 @@ __all__ = [
     "ReluPreMode",
     "SLayout",
     "STPhase",
+    "TFillPadMode",
     "TPipe",
     "Tile",
     "TileType",
@@ -87,6 +93,10 @@ __all__ = [
     "tile_left_scale",
     "tile_right",
     "tdequant",
+    "textract",
+    "textract_2xnz",
+    "tfillpad",
+    "tget_scale_addr",
     "tile_right_scale",
     "tload",
     "tmatmul",
@@ -96,6 +106,7 @@ __all__ = [
     "tmatmul_mx_acc",
     "tmov",
     "tmov_zz",
+    "tinsert",
     "tmov_zz_tmp_bytes",
     "tpop",
     "tpush",
