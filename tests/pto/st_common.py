@@ -157,3 +157,28 @@ class Bump:
     def tile(self, tile, ctx):
         """Assign ``tile`` (a :class:`~catlass_py.tile.pto.Tile`) at the next free address of ``ctx``'s buffer."""
         return tile.assign(ctx, self(tile.nbytes))
+
+
+def case_input(family: str, case: str, filename: str, dtype, shape, make):
+    """A case's input: ``make()`` (for gen_data scripts without a seed, any draw of the same distribution), or the
+    upstream input file when ``PTO_ST_GOLDEN_DIR`` is set, so the results can be compared with its goldens."""
+    up = golden(family, case, filename, dtype)
+    if up is not None:
+        return up.reshape(shape)
+    return np.asarray(make(), dtype=dtype).reshape(shape)
+
+
+def rand_like_gen(rng, dtype, shape, low=-10, high=10):
+    """The common gen_data draw: integers in [-128, 127) for int8, uniform(low, high) otherwise."""
+    if np.dtype(dtype) == np.int8:
+        return rng.integers(-128, 127, size=shape).astype(np.int8)
+    if np.dtype(dtype) == np.uint8:
+        return rng.integers(0, 256, size=shape).astype(np.uint8)
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def case_rng(name: str) -> np.random.Generator:
+    """A generator seeded from the case name (stable across runs), for gen_data scripts that draw without a seed."""
+    import zlib
+
+    return np.random.default_rng(zlib.crc32(name.encode()))
