@@ -56,10 +56,11 @@ def check_golden(family: str, case: str, filename: str, got: np.ndarray) -> None
                                       err_msg=f"{case}/{filename}")
 
 
-def gm_in(array, name="in"):
-    """A read-only GM tensor holding ``array`` (its dtype)."""
+def gm_in(array, name="in", dtype=None):
+    """A read-only GM tensor holding ``array``'s bytes, typed ``dtype`` (default: the array's dtype)."""
     a = np.ascontiguousarray(array)
-    return GlobalBuffer.from_array(a, name, read_only=True).tensor(a.dtype if a.dtype != np.uint8 else "uint8")
+    return GlobalBuffer.from_array(a, name, read_only=True).tensor(dtype if dtype is not None else
+                                                                   (a.dtype if a.dtype != np.uint8 else "uint8"))
 
 
 def gm_out(nbytes: int, dtype, name="out"):
