@@ -48,12 +48,28 @@ def golden(family: str, case: str, filename: str, dtype) -> np.ndarray | None:
     return np.fromfile(path, dtype=dtype)
 
 
-def check_golden(family: str, case: str, filename: str, got: np.ndarray) -> None:
-    """Compare ``got`` (bytes) with the upstream file, when available."""
+def check_golden(family: str, case: str, filename: str, got: np.ndarray, *, eps: float | None = None,
+                 values=None) -> None:
+    """Compare ``got`` (bytes) with the upstream file, when available: bit for bit, or (``eps`` given) with the rule
+    of PTO-ISA's ``ResultCmp`` (``tests/common/test_common.h``): an element is wrong when both its absolute and its
+    relative difference exceed ``eps`` or exactly one side is NaN, and at most ``size * eps`` wrong elements pass.
+    ``values`` turns the raw bytes into float values (for element types numpy does not know)."""
     want = golden(family, case, filename, np.uint8)
-    if want is not None:
-        np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8).reshape(-1), want,
-                                      err_msg=f"{case}/{filename}")
+    if want is None:
+        return
+    raw = np.ascontiguousarray(got).view(np.uint8).reshape(-1)
+    if eps is None:
+        np.testing.assert_array_equal(raw, want, err_msg=f"{case}/{filename}")
+        return
+    assert raw.size == want.size, f"{case}/{filename}: {raw.size} bytes, golden has {want.size}"
+    exp, act = (np.asarray(values(x), np.float64) for x in (want, raw))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        diff = np.abs(exp - act)
+        rel = np.abs(diff / exp)
+    wrong = ((diff > eps) & (rel > eps)) | (np.isnan(exp) != np.isnan(act))
+    allowed = int(exp.size * eps)
+    assert int(wrong.sum()) <= allowed, (f"{case}/{filename}: {int(wrong.sum())} elements differ beyond {eps} "
+                                         f"(allowed {allowed}); first at {np.flatnonzero(wrong)[:5]}")
 
 
 def gm_in(array, name="in", dtype=None):
