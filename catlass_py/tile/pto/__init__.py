@@ -10,7 +10,7 @@ reads and writes (tile regions, GM, special registers) for the pipe model. PTO l
 """
 
 from catlass_py.tile.pto.fixpipe import DEFAULT_OPTIONS, FixpipeOptions, LayoutMode, ReluPreMode, fixpipe_apply, pre_quant_mode
-from catlass_py.tile.pto.load_store import MX_FORMATS, mx_gm_layout, tload, tstore
+from catlass_py.tile.pto.load_store import MX_FORMATS, MxGmStack, mx_gm_layout, mx_gm_tensor, tload, tstore
 from catlass_py.tile.pto.matmul import tmatmul, tmatmul_acc, tmatmul_bias, tmatmul_mx, tmatmul_mx_acc
 from catlass_py.tile.pto.mmad_bitmode import MmadBitModeParams, mmad, mmad_mx
 from catlass_py.tile.pto.mx_mmad import scale_a_layout, scale_b_layout
@@ -61,6 +61,7 @@ __all__ = [
     "FixpipeParams",
     "LayoutMode",
     "MmadBitModeParams",
+    "MxGmStack",
     "MxQuantAlg",
     "PadCustom",
     "PadValue",
@@ -77,6 +78,7 @@ __all__ = [
     "mmad",
     "mmad_mx",
     "mx_gm_layout",
+    "mx_gm_tensor",
     "pad_custom",
     "pre_quant_mode",
     "pto_layout",

@@ -64,6 +64,96 @@ def mx_gm_layout(kind: str, rows: int, cols: int, ld: int | None = None):
     return nN(rows, cols, (2, kg_even(rows), 16, -(-cols // 16)), (1, 32, 2, ld * 16))
 
 
+class MxGmStack:
+    """A PTO ``GlobalTensor<e8m0, Shape<N0, N1, N2, 16, 2>, Stride<s0, s1, 32, 2, 1>, Layout::MX_A_ZZ / MX_B_NN>``
+    with ``N0 > 1``: ``count`` scale regions ``stride0`` elements apart, each one ``part`` (a CATLASS layout). TLOAD
+    stitches them along the tile's rows (MX_A_ZZ) or columns (MX_B_NN), as ``TLoadMxCubeZZ2ZZ`` /
+    ``TLoadMxCubeNN2NN`` of ``include/pto/npu/a5/TLoad.hpp`` place slice ``i`` at tile row (column) ``i * part.rows``
+    (``i * part.cols``). Built by :func:`mx_gm_tensor`."""
+
+    __slots__ = ("kind", "part", "count", "stride0")
+
+    def __init__(self, kind: str, part, count: int, stride0: int):
+        self.kind, self.part, self.count, self.stride0 = kind, part, int(count), int(stride0)
+
+    @property
+    def along_rows(self) -> bool:
+        return self.kind == "MX_A_ZZ"
+
+    @property
+    def rows(self) -> int:
+        return self.part.rows * (self.count if self.along_rows else 1)
+
+    @property
+    def cols(self) -> int:
+        return self.part.cols * (1 if self.along_rows else self.count)
+
+    def slices(self, rows: int, cols: int):
+        """``(element offset, tile row0, col0, rows, cols)`` of each slice the region ``[0:rows, 0:cols]`` meets."""
+        step = self.part.rows if self.along_rows else self.part.cols
+        out = []
+        for i in range(self.count):
+            lo = i * step
+            if self.along_rows and lo < rows:
+                out.append((i * self.stride0, lo, 0, min(step, rows - lo), cols))
+            elif not self.along_rows and lo < cols:
+                out.append((i * self.stride0, 0, lo, rows, min(step, cols - lo)))
+        return out
+
+    def __repr__(self):
+        return f"MxGmStack({self.kind}, {self.count} x {self.part!r}, stride0={self.stride0})"
+
+
+def mx_gm_tensor(kind: str, shape, stride):
+    """The GM side of a TLOAD of MX scales given as PTO declares it: ``GlobalTensor<e8m0, Shape<5>, Stride<5>,
+    Layout::kind>`` (``include/pto/common/pto_tile.hpp``'s ``TileShape2D`` / ``BaseShape2D`` build these).
+
+    ``MX_A_ND`` ``[1, 1, M, KG/2, 2]`` strides ``(.., .., ld, 2, 1)``; ``MX_A_DN`` ``[1, 1, KG/2, M, 2]`` strides
+    ``(.., .., 2*ld, 2, 1)``; ``MX_B_ND`` ``[1, 1, KG/2, N, 2]`` strides ``(.., .., 2*ld, 2, 1)``; ``MX_B_DN``
+    ``[1, 1, N, KG/2, 2]`` strides ``(.., .., ld, 2, 1)``; ``MX_A_ZZ`` ``[N0, M/16, KG/2, 16, 2]`` and ``MX_B_NN``
+    ``[N0, N/16, KG/2, 16, 2]`` strides ``(s0, s1, 32, 2, 1)``. Returns the :func:`mx_gm_layout` of the region, or
+    for ZZ / NN with ``N0 > 1`` an :class:`MxGmStack` of them. The checks are TLoadMxCubeCheck's
+    (``include/pto/npu/a5/TLoad.hpp``): the ND / DN forms are 3-D (``shape[0] == shape[1] == 1``), the innermost
+    dimension is a pair of scales, ZZ / NN boxes are 16 x 2.
+    """
+    kind = str(kind).upper()
+    if kind not in MX_FORMATS:
+        raise ArgumentError(f"kind: expected one of {MX_FORMATS}, got {kind!r}")
+    try:
+        shape = tuple(int(v) for v in shape)
+        stride = tuple(int(v) for v in stride)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"mx_gm_tensor: shape and stride must be 5 integers, got {shape!r}, {stride!r}") from None
+    if len(shape) != 5 or len(stride) != 5 or min(shape) < 1 or min(stride) < 0:
+        raise ArgumentError(f"mx_gm_tensor: shape and stride must be 5 positive integers, got {shape}, {stride}")
+    if shape[4] != 2 or stride[4] != 1 or (stride[3] != 2 and kind not in ("MX_A_ZZ", "MX_B_NN")):
+        raise ConfigError(f"TLOAD {kind}: the innermost dimension must be a dense pair of scales (shape[4] == 2, "
+                          f"stride[3] == 2, stride[4] == 1), got shape {shape} stride {stride}")
+    if kind in ("MX_A_ZZ", "MX_B_NN"):
+        if shape[3] != 16 or stride[2:] != (32, 2, 1):
+            raise ConfigError(f"TLOAD {kind}: GlobalTensor boxes are 16 x 2 scales, dense (shape[3:] == (16, 2), "
+                              f"stride[2:] == (32, 2, 1)), got shape {shape} stride {stride}")
+        if stride[1] % 16:
+            raise ConfigError(f"TLOAD {kind}: stride[1] ({stride[1]}) must be a whole number of 16-scale rows")
+        n0, n1, n2 = shape[:3]
+        ld = stride[1] // 16
+        part = (mx_gm_layout(kind, 16 * n1, 2 * n2, ld=ld) if kind == "MX_A_ZZ"
+                else mx_gm_layout(kind, 2 * n2, 16 * n1, ld=ld))
+        return part if n0 == 1 else MxGmStack(kind, part, n0, stride[0])
+    if shape[0] != 1 or shape[1] != 1:
+        raise ConfigError(f"TLOAD {kind}: the ND / DN scale forms are 3-D (shape[0] == shape[1] == 1), got {shape}")
+    d2, d3 = shape[2], shape[3]
+    if kind == "MX_A_ND":
+        return mx_gm_layout(kind, d2, 2 * d3, ld=stride[2])
+    if kind == "MX_B_DN":
+        return mx_gm_layout(kind, 2 * d3, d2, ld=stride[2])
+    if stride[2] % 2:
+        raise ConfigError(f"TLOAD {kind}: stride[2] ({stride[2]}) must step whole scale pairs (even)")
+    if kind == "MX_A_DN":
+        return mx_gm_layout(kind, d3, 2 * d2, ld=stride[2] // 2)
+    return mx_gm_layout(kind, 2 * d2, d3, ld=stride[2] // 2)  # MX_B_ND
+
+
 def _gm_region(gm: GlobalTensor, layout, rows: int, cols: int, what: str) -> np.ndarray:
     if gm.dtype.packed:
         top = layout.plan(rows, cols, 1).max_offset + 1
@@ -98,7 +188,8 @@ def tload(dst: Tile, src: GlobalTensor, layout) -> None:
     """PTO ``TLOAD(dst, src)``: ``dst(r, c) = src[layout.offset(r, c)]`` over ``dst``'s valid region (a Vec,
     Mat, Bias or Scaling tile; the GM tensor must have the tile's dtype). A boxed destination has the rest of the
     box grid the region touches zero-filled; an ND / DN Vec tile with a PadVal has the rest of each row's (column's)
-    32-byte block filled with it. Runs on MTE2."""
+    32-byte block filled with it. ``layout`` may be an :class:`MxGmStack` (a ZZ / NN scale tensor of
+    :func:`mx_gm_tensor` with ``shape[0] > 1``): its slices fill consecutive row (column) ranges. Runs on MTE2."""
     if dst.loc not in (TileType.Vec, TileType.Mat, TileType.Bias, TileType.Scaling):
         raise ConfigError(f"TLOAD: the destination must be a Vec, Mat, Bias or Scaling tile, got {dst.loc.value}")
     if src.dtype != dst.dtype:
@@ -106,7 +197,16 @@ def tload(dst: Tile, src: GlobalTensor, layout) -> None:
     rows, cols = dst.valid
     if layout.rows < rows or layout.cols < cols:
         raise ArgumentError(f"TLOAD: the GM layout {layout!r} does not cover the tile's {rows}x{cols} valid region")
-    data = _gm_region(src, layout, rows, cols, "TLOAD")
+    if isinstance(layout, MxGmStack):
+        data = np.empty((rows, cols), dtype=dst.dtype.numpy)
+        gm_reads = []
+        for off, r0, c0, r, c in layout.slices(rows, cols):
+            data[r0:r0 + r, c0:c0 + c] = _gm_region(src[off], layout.part, r, c, "TLOAD")
+            if listening(dst.ctx):
+                gm_reads.extend(region_access(src[off], layout.part, r, c))
+    else:
+        data = _gm_region(src, layout, rows, cols, "TLOAD")
+        gm_reads = None
     if dst.dtype.packed and not dst.dtype.codes:
         data = data.view(dst.dtype.numpy)
     if dst.slayout is not SLayout.NoneBox:
@@ -116,7 +216,9 @@ def tload(dst: Tile, src: GlobalTensor, layout) -> None:
         wr, wc = _pad_partial_block(dst, rows, cols)
     ctx = dst.ctx
     if listening(ctx):
-        emit(ctx, Pipe.MTE2, "TLOAD", nbytes=dst.dtype.nbytes(rows * cols), gm_reads=region_access(src, layout, rows, cols),
+        if gm_reads is None:
+            gm_reads = region_access(src, layout, rows, cols)
+        emit(ctx, Pipe.MTE2, "TLOAD", nbytes=dst.dtype.nbytes(rows * cols), gm_reads=tuple(gm_reads),
              writes=(region(dst, wr, wc),), rows=rows, cols=cols, dst=dst.fmt)
 
 
@@ -166,4 +268,4 @@ def tstore(dst: GlobalTensor, layout, src: Tile, *, relu: ReluPreMode = ReluPreM
              gm_writes=region_access(dst, layout, rows, cols), rows=rows, cols=cols, **info)
 
 
-__all__ = ["MX_FORMATS", "mx_gm_layout", "tload", "tstore"]
+__all__ = ["MX_FORMATS", "MxGmStack", "mx_gm_layout", "mx_gm_tensor", "tload", "tstore"]
