@@ -199,3 +199,60 @@ def case_rng(name: str) -> np.random.Generator:
     import zlib
 
     return np.random.default_rng(zlib.crc32(name.encode()))
+
+
+# -- the cube prologue shared by the Acc-source families ---------------------------------------------------------
+
+def cube_acc(core, x1: np.ndarray, x2: np.ndarray, a_dt: str, *, align: int = 16, a_at: int = 0x20000,
+             b_at: int = 0x10000):
+    """The kernels' ``RunMATMUL``: TLOAD ``x1`` (m x k) and ``x2`` (k x n) into NZ Mat tiles (static shapes rounded up
+    to ``align``), TMOV to Left / Right, TMATMUL into an Acc tile (int32 for int8 operands, else fp32). Returns it."""
+    from catlass_py.layout import RowMajor
+    from catlass_py.tile.pto import Tile, TileType, tile_acc, tile_left, tile_right, tload, tmatmul, tmov
+
+    (m, k), n = x1.shape, x2.shape[1]
+    mm, kk, nn = (-(-v // align) * align for v in (m, k, n))
+    a_mat = Tile.of("NZ", TileType.Mat, a_dt, mm, kk, valid=(m, k)).assign(core, a_at)
+    b_mat = Tile.of("NZ", TileType.Mat, a_dt, kk, nn, valid=(k, n)).assign(core, b_at)
+    tload(a_mat, gm_in(x1, "x1", a_dt), RowMajor(m, k))
+    tload(b_mat, gm_in(x2, "x2", a_dt), RowMajor(k, n))
+    a = tile_left(a_dt, mm, kk, valid=(m, k)).assign(core, 0)
+    b = tile_right(a_dt, kk, nn, valid=(k, n)).assign(core, 0)
+    tmov(a, a_mat)
+    tmov(b, b_mat)
+    c = tile_acc("int32" if a_dt == "int8" else "float32", mm, nn, valid=(m, n)).assign(core, 0)
+    tmatmul(c, a, b)
+    return c
+
+
+def quant_word(scale: float, dst) -> int:
+    """A scalar pre-quant word as the kernels build it: the fp32 bits of ``scale``; for one-byte outputs bit 46 says
+    signed (int8) or not."""
+    bits = int(np.array([scale], np.float32).view(np.uint32)[0])
+    if np.dtype(dst).itemsize == 1:
+        bits = (bits & ~(1 << 46)) | ((1 if np.dtype(dst) == np.int8 else 0) << 46)
+    return bits
+
+
+def quant_m1(words) -> np.ndarray:
+    """The M1 factor of pre-quant words: bits [31:13] read as an fp32 with the low 13 mantissa bits cleared."""
+    w = np.asarray(words, dtype=np.uint64) & np.uint64(0xFFFFE000)
+    return w.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def fixpipe_ref(acc: np.ndarray, dst, m1=None, relu: bool = False) -> np.ndarray:
+    """The fixpipe's conversion of exact accumulator values ``acc`` to ``dst`` (numpy dtype): times ``m1`` (scalar or
+    per column) when quantising, integers rounded to nearest even and clamped to [-256, 255] then to the type's range
+    (offset 0), floats through fp32 with round-to-nearest-even; relu (max with 0) on the converted value."""
+    v = np.asarray(acc, np.float64)
+    if m1 is not None:
+        v = v * (np.asarray(m1, np.float64)[None, :] if np.ndim(m1) else float(m1))
+    dst = np.dtype(dst)
+    if dst.kind in "iu" and dst.itemsize == 1:
+        info = np.iinfo(dst)
+        out = np.clip(np.clip(np.rint(v), -256, 255), info.min, info.max).astype(dst)
+    elif dst.kind in "iu":
+        out = v.astype(dst)
+    else:
+        out = v.astype(np.float32).astype(dst)
+    return np.maximum(out, out.dtype.type(0)) if relu else out
