@@ -23,8 +23,9 @@ Acc -> Mat / Vec           TEXTRACT / TINSERT through the fixpipe (FIX), with re
                            Vec path)
 Vec -> Mat                 the Ascend 950 UB -> L1 DMA (MTE3): TEXTRACT as ``TExtractVecToMat``
                            (:func:`~catlass_py.tile.pto.tmov.ub_to_l1`), TINSERT as ``TInsertVecToMatImpl``
-                           (ND rows, NZ column-block bursts, ZN row-block bursts; ``split`` = 2 / 4 issues the NZ
-                           bursts in that many pieces, same bytes)
+                           (row-major ND / ZZ sources: ND row bursts at ``indexRow * Cols + indexCol``; NZ
+                           column-block bursts; ZN row-block bursts; ``split`` = 2 / 4 issues the NZ bursts in that
+                           many pieces of whole 16-row blocks)
 Vec -> Vec                 a logical window copy on V (ND and NZ tiles)
 Vec ND -> 2 x Vec NZ       TEXTRACT with two destinations (:func:`textract_2xnz`): two windows, each written
                            as NZ (box rows padded with zeros, as the ND -> NZ repack)
@@ -325,7 +326,7 @@ def _vec_to_mat_insert(dst: Tile, src: Tile, r0: int, c0: int, split: int, what:
                 rd, wr = burst_copy(dst, src, (off + p * part * dst.rows * c0size) * byte_el,
                                     p * part * src_blk * byte_el, nb, ar, src.rows - ar, dst.rows - ar, what)
                 reads, writes = reads + rd, writes + wr
-    elif src.fmt == "ND":
+    elif src.fmt in ("ND", "ZZ"):  # any row-major source but ZN takes TInsertNDImpl's row bursts
         dcols = dst.cols
         esz = bits / 8
         total = int(vr * vc * esz)
@@ -338,7 +339,7 @@ def _vec_to_mat_insert(dst: Tile, src: Tile, r0: int, c0: int, split: int, what:
         else:
             reads, writes = burst_copy(dst, src, off, 0, 1, -(-total // 32), 0, 0, what)
     else:
-        raise ConfigError(f"{what}: Vec -> Mat inserts ND, NZ or ZN sources, got {src.fmt}")
+        raise ConfigError(f"{what}: Vec -> Mat inserts ND / ZZ (row bursts), NZ or ZN sources, got {src.fmt}")
     _emit_move(src.ctx, Pipe.MTE3, "TINSERT", src.dtype.nbytes(vr * vc), reads, writes, path=f"Vec->Mat {src.fmt}",
                index=(r0, c0), split=split)
 

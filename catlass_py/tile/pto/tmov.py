@@ -38,7 +38,7 @@ from catlass_py.tile.pto.fixpipe import (
     pre_quant_mode,
 )
 from catlass_py.tile.pto.quant_reg import point_fpc, set_quant_pre
-from catlass_py.tile.pto.tile import FRACTAL_AB, FRACTAL_C, BLayout, SLayout, Tile, TileType
+from catlass_py.tile.pto.tile import FRACTAL_AB, FRACTAL_C, BLayout, CompactMode, SLayout, Tile, TileType
 from catlass_py.tile.quant import QuantMode
 
 T = TileType
@@ -227,6 +227,33 @@ def _padded_write(dst: Tile, data: np.ndarray) -> tuple[int, int]:
     return pr, pc
 
 
+def _nd2nz_950(dst: Tile, src: Tile) -> tuple:
+    """Ascend 950 Vec ND -> Vec NZ as ``TMovToVecNd2Nz`` (``include/pto/npu/a5/TMov.hpp``) stores it: the source's
+    valid rows, each with the destination's valid columns, into column blocks of C0 = 32 bytes whose stride is the
+    destination's valid rows rounded up to 16 (plus one for ``RowPlusOne``) -- the tile's static Rows when those
+    agree, a compact stride otherwise. Masked lanes are not stored: the rows between the valid rows and the block
+    grid and the columns past the valid ones inside the last block keep their contents. Returns the writes."""
+    c0 = dst.inner[1]
+    rows, cols = src.valid_row, dst.valid_col
+    if cols > src.valid_col:
+        raise ConfigError(f"TMOV ND->NZ: the destination's valid columns ({cols}) exceed the source's "
+                          f"({src.valid_col})")
+    aligned = -(-dst.valid_row // 16) * 16
+    vrow = aligned + 1 if dst.compact is CompactMode.RowPlusOne else aligned
+    if rows > vrow:
+        raise ConfigError(f"TMOV ND->NZ: the source's {rows} valid rows exceed the destination's column block "
+                          f"({vrow} rows)")
+    blocks = -(-cols // c0)
+    if (blocks - 1) * vrow * c0 + rows * c0 > dst.capacity:
+        raise ConfigError(f"TMOV ND->NZ: {blocks} column blocks of {vrow} rows exceed the {dst.rows}x{dst.cols} tile")
+    data = src.read(rows, cols)
+    flat = dst.elements()
+    r = np.arange(rows)[:, None]
+    c = np.arange(cols)[None, :]
+    flat[(c // c0) * vrow * c0 + r * c0 + c % c0] = data
+    return tuple(dst.tensor.access(b * vrow * c0, min(c0, cols - b * c0), c0, rows) for b in range(blocks))
+
+
 def _storage_bytes(tile: Tile) -> np.ndarray:
     """The raw bytes of a bound tile (a view)."""
     return tile._bound().view().view(np.uint8) if not tile.dtype.packed else tile._bound().view()
@@ -321,11 +348,17 @@ def tmov(dst, src: Tile, *, relu: ReluPreMode = ReluPreMode.NoRelu, mode: AccToV
     if dst.loc is T.Bias and dst.dtype != src.dtype:
         data = data.astype(dst.dtype.numpy)  # half/bf16 -> float: exact widening (conv control bit)
     wr, wc = rows, cols
-    if boxed_from_plain and src.loc is T.Vec:
+    written = None
+    if boxed_from_plain and src.loc is T.Vec and dst.fmt == "NZ" and _is950(arch) and not dst.dtype.packed:
+        written = _nd2nz_950(dst, src)
+    elif boxed_from_plain and src.loc is T.Vec:
         wr, wc = _padded_write(dst, data)
     else:
         dst.write(data)
-    if listening(ctx):
+    if listening(ctx) and written is not None:
+        emit(ctx, Pipe.V, "TMOV", nbytes=_nbytes(dst, src.valid_row * dst.valid_col), reads=(region(src, rows, cols),),
+             writes=written, path=rule, src=src.fmt, dst=dst.fmt, rows=src.valid_row, cols=dst.valid_col)
+    elif listening(ctx):
         pipe = Pipe.V if src.loc is T.Vec else Pipe.FIX if dst.loc is T.Scaling else Pipe.MTE1
         emit(ctx, pipe, "TMOV", nbytes=_nbytes(dst, rows * cols), reads=(region(src, rows, cols),),
              writes=(region(dst, wr, wc),), path=rule, src=src.fmt, dst=dst.fmt, rows=rows, cols=cols)
