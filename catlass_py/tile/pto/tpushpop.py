@@ -102,7 +102,7 @@ def tpush(pipe: TPipe, acc: Tile, params: FixpipeParams = FixpipeParams()) -> No
     pipe._slots.append((data, LayoutMode(params.layout), params.sub_block_id))
     if listening(ctx):
         emit(ctx, Pipe.FIX, "TPUSH", nbytes=pipe.dtype.nbytes(data.size),
-             reads=(region(acc), fixpipe_reads(ctx, mode, acc.valid_col)), pipe=pipe.name, quant=mode.value,
+             reads=(region(acc), fixpipe_reads(ctx, mode, acc.valid_col)), fifo=pipe.name, quant=mode.value,
              layout=LayoutMode(params.layout).name)
 
 
@@ -125,7 +125,7 @@ def tpop(pipe: TPipe, dst: Tile) -> None:
     pipe._slots.popleft()
     dst.write(data)
     if listening(ctx):
-        emit(ctx, Pipe.V, "TPOP", nbytes=pipe.dtype.nbytes(data.size), writes=(region(dst, *data.shape),), pipe=pipe.name)
+        emit(ctx, Pipe.V, "TPOP", nbytes=pipe.dtype.nbytes(data.size), writes=(region(dst, *data.shape),), fifo=pipe.name)
 
 
 __all__ = ["FixpipeParams", "TPipe", "tpop", "tpush"]
