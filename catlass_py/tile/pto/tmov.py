@@ -17,7 +17,11 @@ PTO                                            catlass_py
 
 Every check of the seed is made before any data moves and raises :class:`ConfigError` naming the rule; the
 arch comes from the cores the tiles are bound to (Atlas A2/A3 rules, or the Ascend 950 rules). Data movement
-is logical: ``dst(r, c) = convert(src(r, c))`` over the valid region, each side addressed through its layout.
+is logical: ``dst(r, c) = convert(src(r, c))`` over the valid region, each side addressed through its layout --
+except where the reference code addresses raw bytes: the Ascend 950 Vec ND -> Vec NZ move stores as
+``TMovToVecNd2Nz`` does (source valid rows only, column blocks at the destination's valid rows rounded to 16, +1
+for ``RowPlusOne``; see :func:`_nd2nz_950`), Vec -> Mat is the UB -> L1 burst copy (:func:`ub_to_l1`), and
+:func:`tmov_zz` reads its exponent source densely.
 """
 
 from __future__ import annotations
@@ -215,8 +219,9 @@ def _padded_shape(dst: Tile, r: int, c: int) -> tuple[int, int]:
 
 
 def _padded_write(dst: Tile, data: np.ndarray) -> tuple[int, int]:
-    """Write ``data`` into a boxed tile, zero-filling the rest of the box grid it touches (the ND->NZ golden
-    pads rows to a multiple of 16 and columns to a multiple of C0 with zeros). Returns the written shape."""
+    """Write ``data`` into a boxed tile, zero-filling the rest of the box grid it touches (TLOAD's ND -> NZ DMA pads
+    rows to a multiple of 16 and columns to a multiple of C0 with zeros; this model does the same for the repacks
+    other than the Ascend 950 ND -> NZ store, :func:`_nd2nz_950`). Returns the written shape."""
     r, c = data.shape
     pr, pc = _padded_shape(dst, r, c)
     if (pr, pc) != (r, c):
