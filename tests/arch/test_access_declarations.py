@@ -274,13 +274,8 @@ EXAMPLES = {
                                      (["20", "64", "300", "2", "e5m2", "fp16", "021"], 3)],
 }
 
-#: The PTO tile instructions (Ascend 950) declare their accesses in the PTO layer's own change; until it is on this
-#: branch, the example and operator built on them fail here (strict: the marker must go when it lands).
-PTO_PENDING = pytest.mark.xfail(strict=True, reason="PTO instruction declarations not on this branch yet")
-PTO = {"transpose_quant_batch_matmul"}
-
 CASES = [pytest.param(name, args, cores, i == 0, id=f"{name}-{'x'.join(args)}-c{cores}",
-                      marks=(() if i == 0 else (pytest.mark.slow,)) + ((PTO_PENDING,) if name in PTO else ()))
+                      marks=() if i == 0 else (pytest.mark.slow,))
          for name, cases in EXAMPLES.items() for i, (args, cores) in enumerate(cases)]
 
 
@@ -393,7 +388,7 @@ def test_every_operator_is_covered():
     assert public <= names, sorted(public - names)
 
 
-@pytest.mark.parametrize("label", [pytest.param(n, marks=PTO_PENDING) if n in PTO else n for n in OP_NAMES])
+@pytest.mark.parametrize("label", OP_NAMES)
 def test_operator_declares_every_write(registry, label):
     aud = AccessAuditor(registry)
     with warnings.catch_warnings():
