@@ -10,14 +10,25 @@ trace element      content
 =================  ========================================================================================
 process (pid)      one per AI core: "AI core N"
 thread (tid)       one per core and pipe: "AIC0 MTE2", "AIV0.1 V", ... plus "AIC0 flags" holding the
-                   cross-core sets and waits (zero-length slices when they take effect) and the stalls
-                   (instruction issue waiting for a flag)
+                   cross-core sets and waits (zero-length slices when they take effect); the stalls
+                   (instruction issue waiting for a cross-core flag) are slices of the core's S track, the
+                   scalar unit that runs ``CrossCoreWaitFlag``
 X events           one per instruction (cat "instruction"): name = op, ts/dur in microseconds of predicted
                    device time (whole nanoseconds), args = event seq and bytes
 flow s -> f        one arrow per cross-core set consumed by a wait, from the set slice to the wait slice
                    (same pid, tid, ts and cat "cross-core" as the slices they bind to)
 instant events     the kernel's ``ctx.mark`` annotations (block, epilogue_block) on the flags track
 =================  ========================================================================================
+
+Timestamps are exact: every ts and dur is a whole number of nanoseconds (the cycle times rounded once, then
+only added and subtracted as integers) written as microseconds with at most three decimals, so a slice that
+ends where the next one starts is written with exactly that start. Flows bind by the Trace Event Format's
+rule: an ``s`` event to the slice of its thread that encloses its ts, an ``f`` event with ``bp: "e"`` to the
+enclosing slice too; each one sits at the start of a zero-length set or wait slice. A flags track holds only
+zero-length slices, never a slice that ends at a flow's ts: a viewer that converts microseconds to floating
+milliseconds (catapult, behind chrome://tracing, computes a slice's end as ``start + duration`` in doubles and
+nests slices with nanosecond rounding) could otherwise nest the wait slice into a stall whose end it computes
+one unit in the last place earlier than the wait, and then find no slice at the flow's ts.
 """
 
 from __future__ import annotations
@@ -65,36 +76,39 @@ def chrome_trace(cost: CostModel, *, markers: bool = True) -> dict[str, Any]:
 
     ns_per_cycle = us_per_cycle * 1e3
 
-    def ns(x: float) -> int:  # whole nanoseconds: back-to-back slices stay back to back after rounding
+    def ns(x: float) -> int:  # the one rounding: cycles -> whole nanoseconds
         return round(x * ns_per_cycle)
 
-    def r(x: float) -> float:
-        return ns(x) / 1e3
-
-    def span(start: float, end: float) -> tuple[float, float]:
-        a = ns(start)
-        return a / 1e3, (ns(end) - a) / 1e3
+    def us(n: int) -> float:  # whole nanoseconds as microseconds: JSON writes n / 1000 exactly (<= 3 decimals)
+        return n / 1e3
 
     for core, pipe, op, start, dur, seq, nbytes in cost.intervals:
         pid, tid = track(core, pipe)
-        ts, d = span(start, start + dur)
-        events.append({"ph": "X", "cat": "instruction", "name": op, "pid": pid, "tid": tid, "ts": ts, "dur": d,
-                       "args": {"seq": seq, "bytes": nbytes}})
+        a = ns(start)
+        events.append({"ph": "X", "cat": "instruction", "name": op, "pid": pid, "tid": tid, "ts": us(a),
+                       "dur": us(ns(start + dur) - a), "args": {"seq": seq, "bytes": nbytes}})
+    if markers:  # first: a viewer nests zero-length slices sharing a ts in file order and binds a flow at that
+        # ts to the innermost (the last), which must be the set or wait slice, not an annotation
+        for core, t, kind, data in cost.markers:
+            pid, tid = track(core, "flags")
+            events.append({"ph": "i", "s": "t", "name": kind, "pid": pid, "tid": tid, "ts": us(ns(t)),
+                           "args": {k: v for k, v in data.items() if isinstance(v, (int, float, str, bool))}})
     set_ts: dict[int, tuple[int, int, float]] = {}
     for seq, (core, pipe, flag, fire) in cost.flag_sets.items():
         pid, tid = track(core, "flags")
-        ts = r(fire)
+        ts = us(ns(fire))
         set_ts[seq] = (pid, tid, ts)
         events.append({"ph": "X", "cat": XCAT, "name": f"set flag {flag}", "pid": pid, "tid": tid, "ts": ts, "dur": 0,
                        "args": {"seq": seq, "pipe": pipe}})
     flow = 0
     for core, flag, issued, ready, sources in cost.flag_waits:
         pid, tid = track(core, "flags")
-        ts0, d = span(issued, ready)
-        ts1 = r(ready)
-        if d > 0:  # the core's instruction issue stood still waiting for the flag
-            events.append({"ph": "X", "cat": XCAT, "name": f"stall on flag {flag}", "pid": pid, "tid": tid,
-                           "ts": ts0, "dur": d})
+        a, b = ns(issued), ns(ready)
+        ts1 = us(b)
+        if b > a:  # the core's instruction issue stood still waiting for the flag: a slice of its scalar unit
+            spid, stid = track(core, "S")
+            events.append({"ph": "X", "cat": XCAT, "name": f"stall on flag {flag}", "pid": spid, "tid": stid,
+                           "ts": us(a), "dur": us(b - a)})
         events.append({"ph": "X", "cat": XCAT, "name": f"wait flag {flag}", "pid": pid, "tid": tid, "ts": ts1, "dur": 0,
                        "args": {"sources": list(sources)}})
         for s in sources:
@@ -107,11 +121,6 @@ def chrome_trace(cost: CostModel, *, markers: bool = True) -> dict[str, Any]:
                            "tid": src[1], "ts": src[2]})
             events.append({"ph": "f", "bp": "e", "id": flow, "name": f"flag {flag}", "cat": XCAT, "pid": pid,
                            "tid": tid, "ts": ts1})
-    if markers:
-        for core, t, kind, data in cost.markers:
-            pid, tid = track(core, "flags")
-            events.append({"ph": "i", "s": "t", "name": kind, "pid": pid, "tid": tid, "ts": r(t),
-                           "args": {k: v for k, v in data.items() if isinstance(v, (int, float, str, bool))}})
     rep = cost.report
     return {
         "traceEvents": events,
