@@ -128,8 +128,10 @@ class CostModel(PipeOrder):
     graph the hazard detector checks); this class adds durations and pipe occupancy. After the launch,
     :attr:`report` holds the :class:`CostReport`. With ``record=True`` it also keeps :attr:`intervals` (core,
     pipe, op, start, duration, event seq, bytes), :attr:`flag_sets` and :attr:`flag_waits` for
-    :func:`catlass_py.analysis.trace.chrome_trace`. ``arch`` overrides the launch's spec (e.g. to evaluate
-    other cost parameters on the same run).
+    :func:`catlass_py.analysis.trace.chrome_trace`, and :attr:`landing`: for each interval (same index) the
+    cycles after its end until its data has landed (``gm_latency_cycles`` for a GM transfer, else 0), which
+    :func:`catlass_py.analysis.causality.causality_violations` adds to find when an instruction finished.
+    ``arch`` overrides the launch's spec (e.g. to evaluate other cost parameters on the same run).
     """
 
     def __init__(self, arch=None, *, record: bool = False):
@@ -138,6 +140,7 @@ class CostModel(PipeOrder):
         self.reports: list[CostReport] = []
         self.cores: tuple[CoreId, ...] = ()
         self.intervals: list[tuple] = []
+        self.landing: list[float] = []
         self.flag_sets: dict[int, tuple[CoreId, str, int, float]] = {}
         self.flag_waits: list[tuple[CoreId, int, float, float, tuple[int, ...]]] = []
         self.markers: list[tuple[CoreId, float, str, dict]] = []
@@ -248,6 +251,7 @@ class CostModel(PipeOrder):
             self._gm_write += a.length * a.count
         if self.record:
             self.intervals.append((e.core, name, e.op, start, dur, e.seq, e.nbytes))
+            self.landing.append(lat)
 
     def _duration(self, e: InstructionEvent, pipe: str) -> tuple[float, float]:
         """(cycles the pipe is occupied, extra cycles until the data has landed)."""

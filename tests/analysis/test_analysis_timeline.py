@@ -1,6 +1,6 @@
 """Every shipped example's costed timeline at a small shape (Atlas A2 examples and the Ascend 950 one): every
 flow of its Chrome trace binds (by the Trace Event Format's rule in exact arithmetic, and as chrome://tracing's
-importer computes it in doubles) and its slices nest."""
+importer computes it in doubles), its slices nest, and no instruction starts before one it depends on finished."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 import pytest
 from flow_binding import catapult_bindings, spec_unbound
 
-from catlass_py.analysis import CostModel, chrome_trace
+from catlass_py.analysis import AccessLog, CostModel, causality_violations, chrome_trace
 from catlass_py.arch import ASCEND_950, ATLAS_A2
 from catlass_py.runner import example_names, load_example
 
@@ -44,16 +44,16 @@ def test_every_shipped_example_has_a_small_shape_here():
 @functools.lru_cache(maxsize=None)
 def _run(name: str):
     argv, cores = SMALL[name]
-    cost = CostModel(record=True)
-    result = load_example(name).run(argv, cores=cores, observers=(cost,))
+    cost, log = CostModel(record=True), AccessLog()
+    result = load_example(name).run(argv, cores=cores, observers=(cost, log))
     assert result.passed
     text = json.dumps(chrome_trace(cost), separators=(",", ":"))  # what write_chrome_trace writes
-    return cost, text
+    return cost, log, text
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_every_flow_binds(name):
-    cost, text = _run(name)
+    cost, _log, text = _run(name)
     assert spec_unbound(text) == []
     dropped, bound = catapult_bindings(text)
     assert dropped == []
@@ -67,7 +67,7 @@ def test_every_flow_binds(name):
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_slices_nest_on_every_track(name):
     # Perfetto and chrome://tracing require that slices of one track either nest or follow each other.
-    _cost, text = _run(name)
+    _cost, _log, text = _run(name)
     by_track: dict = {}
     for e in json.loads(text)["traceEvents"]:
         if e["ph"] == "X":
@@ -81,6 +81,14 @@ def test_slices_nest_on_every_track(name):
                 stack.pop()
             assert not stack or end <= stack[-1], "partially overlapping slices"
             stack.append(end)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_no_instruction_starts_before_one_it_depends_on_finished(name):
+    cost, log, _text = _run(name)
+    found = causality_violations(cost, log)
+    assert not found, "\n".join(map(str, found))
+    assert log.records and sum(len(r.reads) + len(r.writes) for r in log.records) > 0
 
 
 def test_catapult_drops_a_flow_that_sits_where_a_slice_ends():
