@@ -18,7 +18,8 @@ instruction on pipe P       starts at max(issue, P free); occupies P for its dur
                             ``scalar_issue_cycles``. Scalar (S) instructions stall issue until done.
 publish on P (a set)        fires at max(issue, P done, P free): after P's earlier work and what P waits for
 join into P (a wait)        P starts nothing before the token's time (``WaitFlag`` on P; a unit-flag Fixpipe
-                            after its closing Mmad; a unit-flag Mmad after the Fixpipe reading its L0C)
+                            after its closing Mmad; a unit-flag Mmad after the Fixpipe reading its L0C); a
+                            join into S (``WaitFlag<X_S>``) also stalls issue until then
 ``PipeBarrier<P>``          P starts nothing before its earlier work completed; ALL stalls issue until
                             every pipe's work completed
 ``CrossCoreSetFlag<P>``     fires as a publish on P (+ ``cross_core_latency_cycles``)
@@ -199,6 +200,8 @@ class CostModel(PipeOrder):
         t = st.data
         if token > t.free[pipe]:
             t.free[pipe] = token
+        if pipe is Pipe.S and token > t.issue:  # S blocked: it dispatches nothing later before the token
+            t.issue = token
         if type(e) is WaitFlagEvent:
             t.issue += self.params.scalar_issue_cycles
 
