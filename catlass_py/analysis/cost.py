@@ -50,7 +50,7 @@ from catlass_py.arch.events import (
     WaitFlagEvent,
 )
 from catlass_py.arch.pipe_order import PIPES, CoreOrder, PipeOrder
-from catlass_py.arch.pipes import Pipe
+from catlass_py.arch.pipes import CoreType, Pipe
 
 AIC_PIPES = ("MTE2", "MTE1", "M", "FIX", "S")
 AIV_PIPES = ("MTE2", "V", "MTE3", "S")
@@ -170,12 +170,12 @@ class CostModel(PipeOrder):
         self._gm_read = self._gm_write = 0
         self._macs = 0
         share = p.gm_bandwidth_gbps / p.clock_ghz / max(1, info.block_dim)  # bytes per cycle per AI core
-        self._rate = {
-            ("AIC", "MTE2"): min(p.gm_read_bytes_per_cycle, share),
-            ("AIV", "MTE2"): min(p.aiv_gm_read_bytes_per_cycle, share),
-            "gm_write": min(p.gm_write_bytes_per_cycle, share),
-            "ub_to_gm": min(p.ub_to_gm_bytes_per_cycle, share),
+        self._mte2_rate = {  # GM -> L1 (AIC) / GM -> UB (AIV), by core type
+            CoreType.AIC: min(p.gm_read_bytes_per_cycle, share),
+            CoreType.AIV: min(p.aiv_gm_read_bytes_per_cycle, share),
         }
+        self._gm_write_rate = min(p.gm_write_bytes_per_cycle, share)
+        self._ub_to_gm_rate = min(p.ub_to_gm_bytes_per_cycle, share)
 
     def on_launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
         self.reports.append(self._build_report())
@@ -234,8 +234,7 @@ class CostModel(PipeOrder):
     def instruction(self, st: CoreOrder, pipe: Pipe, e: InstructionEvent) -> None:
         t = st.data
         p = self.params
-        name = pipe.value
-        dur, lat = self._duration(e, name)
+        dur, lat = self._duration(e, pipe)
         free = t.free[pipe]
         start = t.issue if t.issue > free else free
         busy_end = start + dur
@@ -253,15 +252,15 @@ class CostModel(PipeOrder):
         for a in e.gm_writes:
             self._gm_write += a.length * a.count
         if self.record:
-            self.intervals.append((e.core, name, e.op, start, dur, e.seq, e.nbytes))
+            self.intervals.append((e.core, pipe.value, e.op, start, dur, e.seq, e.nbytes))
             self.landing.append(lat)
 
-    def _duration(self, e: InstructionEvent, pipe: str) -> tuple[float, float]:
+    def _duration(self, e: InstructionEvent, pipe: Pipe) -> tuple[float, float]:
         """(cycles the pipe is occupied, extra cycles until the data has landed)."""
         p = self.params
         nbytes = e.nbytes
         info = e.info if isinstance(e.info, dict) else {}
-        if pipe == "M":
+        if pipe is Pipe.M:
             m, n, k = info.get("m"), info.get("n"), info.get("k")
             macs_pc = p.macs_per_cycle(info.get("dtype"))
             if m is not None and n is not None and k is not None:
@@ -271,28 +270,28 @@ class CostModel(PipeOrder):
                 return p.cube_overhead_cycles + fractals, 0.0
             self._macs += e.flops // 2
             return p.cube_overhead_cycles + e.flops / 2 / macs_pc, 0.0
-        if pipe == "MTE2":
-            rate = self._rate[(e.core.type.value, "MTE2")]
+        if pipe is Pipe.MTE2:
+            rate = self._mte2_rate[e.core.type]
             dmas = info.get("dmas", 1) or 1
             lat = p.gm_latency_cycles if e.gm_reads else 0.0
             return p.mte_overhead_cycles * dmas + nbytes / rate, lat
-        if pipe == "MTE1":
+        if pipe is Pipe.MTE1:
             rate = p.l1_to_l0a_bytes_per_cycle if "L0A" in e.op else p.l1_to_l0b_bytes_per_cycle
             return p.mte_overhead_cycles + nbytes / rate, 0.0
-        if pipe == "FIX":
+        if pipe is Pipe.FIX:
             m, n = info.get("m"), info.get("n")
             l0c_bytes = 4 * m * n if m is not None and n is not None else nbytes
-            cycles = max(l0c_bytes / p.l0c_read_bytes_per_cycle, nbytes / self._rate["gm_write"])
+            cycles = max(l0c_bytes / p.l0c_read_bytes_per_cycle, nbytes / self._gm_write_rate)
             return p.mte_overhead_cycles + cycles, (p.gm_latency_cycles if e.gm_writes else 0.0)
-        if pipe == "MTE3":
+        if pipe is Pipe.MTE3:
             lat = p.gm_latency_cycles if e.gm_writes else 0.0
-            return p.mte_overhead_cycles + nbytes / self._rate["ub_to_gm"], lat
-        if pipe == "V":
+            return p.mte_overhead_cycles + nbytes / self._ub_to_gm_rate, lat
+        if pipe is Pipe.V:
             src, dst = info.get("src"), info.get("dst")
             if src in _DTYPE_BITS and dst in _DTYPE_BITS and e.flops:
                 nbytes = e.flops * max(_DTYPE_BITS[src], _DTYPE_BITS[dst]) // 8
             return p.vector_overhead_cycles + math.ceil(nbytes / p.vector_bytes_per_cycle), 0.0
-        if pipe == "S":
+        if pipe is Pipe.S:
             return (p.scalar_gm_read_cycles if e.gm_reads or e.gm_writes else p.scalar_issue_cycles), 0.0
         return p.mte_overhead_cycles + nbytes / p.l1_to_l0b_bytes_per_cycle, 0.0
 
