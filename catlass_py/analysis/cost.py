@@ -47,6 +47,7 @@ from catlass_py.arch.events import (
     InstructionEvent,
     LaunchInfo,
     MarkerEvent,
+    SetFlagEvent,
     WaitFlagEvent,
 )
 from catlass_py.arch.pipe_order import PIPES, CoreOrder, PipeOrder
@@ -128,8 +129,9 @@ class CostModel(PipeOrder):
     The order between pipes comes from :class:`~catlass_py.arch.pipe_order.PipeOrder` (the same happens-before
     graph the hazard detector checks); this class adds durations and pipe occupancy. After the launch,
     :attr:`report` holds the :class:`CostReport`. With ``record=True`` it also keeps :attr:`intervals` (core,
-    pipe, op, start, duration, event seq, bytes), :attr:`flag_sets` and :attr:`flag_waits` for
-    :func:`catlass_py.analysis.trace.chrome_trace`, and :attr:`landing`: for each interval (same index) the
+    pipe, op, start, duration, event seq, bytes), :attr:`flag_sets` and :attr:`flag_waits` (cross-core),
+    :attr:`event_sets` and :attr:`event_waits` (intra-core ``SetFlag``/``WaitFlag``: when a set fires, when
+    the wait lets its pipe go on) for :func:`catlass_py.analysis.trace.chrome_trace`, and :attr:`landing`: for each interval (same index) the
     cycles after its end until its data has landed (``gm_latency_cycles`` for a GM transfer, else 0), which
     :func:`catlass_py.analysis.causality.causality_violations` adds to find when an instruction finished.
     ``arch`` overrides the launch's spec (e.g. to evaluate other cost parameters on the same run).
@@ -144,6 +146,8 @@ class CostModel(PipeOrder):
         self.landing: list[float] = []
         self.flag_sets: dict[int, tuple[CoreId, str, int, float]] = {}
         self.flag_waits: list[tuple[CoreId, int, float, float, tuple[int, ...]]] = []
+        self.event_sets: dict[int, tuple[CoreId, str, int, float]] = {}  # seq -> core, event, id, fire
+        self.event_waits: list[tuple[CoreId, str, int, float, int]] = []  # core, event, id, time, set seq
         self.markers: list[tuple[CoreId, float, str, dict]] = []
         self._offset = 0.0
 
@@ -190,6 +194,8 @@ class CostModel(PipeOrder):
             return t.last_end[pipe]
         fire = max(t.issue, t.done[pipe], t.free[pipe])
         t.issue += self.params.scalar_issue_cycles
+        if self.record and type(e) is SetFlagEvent:
+            self.event_sets[e.seq] = (e.core, e.event.name, e.event_id, fire)
         if type(e) is CrossCoreSetEvent:
             if self.record:
                 self.flag_sets[e.seq] = (e.core, pipe.value, e.flag_id, fire)
@@ -204,6 +210,8 @@ class CostModel(PipeOrder):
             t.issue = token
         if type(e) is WaitFlagEvent:
             t.issue += self.params.scalar_issue_cycles
+            if self.record:
+                self.event_waits.append((e.core, e.event.name, e.event_id, t.free[pipe], e.source_seq))
 
     def cross_wait(self, st: CoreOrder, tokens, e: CrossCoreWaitEvent) -> None:
         t = st.data

@@ -18,14 +18,17 @@ X events           one per instruction (cat "instruction"): name = op, ts/dur in
 flow s -> f        one arrow per cross-core set consumed by a wait, from the set slice to the wait slice
                    (same pid, tid, ts and cat "cross-core" as the slices they bind to)
 instant events     the kernel's ``ctx.mark`` annotations (block, epilogue_block) on the flags track
+intra-core flags   with ``intra_core_flags=True``: an "events" track per core ("AIC0 events") with a
+                   zero-length slice per ``SetFlag`` (when it fires) and ``WaitFlag`` (when its pipe may go on)
+                   and an arrow (cat "intra-core") from each set to the wait that consumed it
 =================  ========================================================================================
 
 Timestamps are exact: every ts and dur is a whole number of nanoseconds (the cycle times rounded once, then
 only added and subtracted as integers) written as microseconds with at most three decimals, so a slice that
 ends where the next one starts is written with exactly that start. Flows bind by the Trace Event Format's
 rule: an ``s`` event to the slice of its thread that encloses its ts, an ``f`` event with ``bp: "e"`` to the
-enclosing slice too; each one sits at the start of a zero-length set or wait slice. A flags track holds only
-zero-length slices, never a slice that ends at a flow's ts: a viewer that converts microseconds to floating
+enclosing slice too; each one sits at the start of a zero-length set or wait slice. The flags and events
+tracks hold only zero-length slices, never a slice that ends at a flow's ts: a viewer that converts microseconds to floating
 milliseconds (catapult, behind chrome://tracing, computes a slice's end as ``start + duration`` in doubles and
 nests slices with nanosecond rounding) could otherwise nest the wait slice into a stall whose end it computes
 one unit in the last place earlier than the wait, and then find no slice at the flow's ts.
@@ -41,16 +44,21 @@ from catlass_py.analysis.cost import AIC_PIPES, AIV_PIPES, CostModel
 from catlass_py.errors import ArgumentError
 
 XCAT = "cross-core"
-_PIPE_SLOT = {"flags": 0, "S": 1, "MTE2": 2, "MTE1": 3, "M": 4, "FIX": 5, "V": 6, "MTE3": 7}
+ICAT = "intra-core"
+_PIPE_SLOT = {"flags": 0, "S": 1, "MTE2": 2, "MTE1": 3, "M": 4, "FIX": 5, "V": 6, "MTE3": 7, "events": 8}
 
 
 def _tid(core, pipe: str) -> int:
     slot = 0 if core.type.value == "AIC" else 1 + core.sub
-    return slot * 16 + _PIPE_SLOT.get(pipe, 8 + (sum(map(ord, pipe)) % 8))
+    return slot * 16 + _PIPE_SLOT.get(pipe, 9 + (sum(map(ord, pipe)) % 7))
 
 
-def chrome_trace(cost: CostModel, *, markers: bool = True) -> dict[str, Any]:
-    """The Chrome trace (a JSON-able dict) of a launch timed by ``cost`` (a ``CostModel(record=True)``)."""
+def chrome_trace(cost: CostModel, *, markers: bool = True, intra_core_flags: bool = False) -> dict[str, Any]:
+    """The Chrome trace (a JSON-able dict) of a launch timed by ``cost`` (a ``CostModel(record=True)``).
+
+    ``markers`` adds the kernel's annotations; ``intra_core_flags`` adds an "events" track per core with the
+    intra-core ``SetFlag``/``WaitFlag`` pairs (zero-length slices when the set fires and when the wait lets its
+    pipe go on) and an arrow from each set to its wait (cat "intra-core"; many more events)."""
     if cost.report is None or not cost.record:
         raise ArgumentError("cost: expected a CostModel(record=True) that observed a finished launch")
     us_per_cycle = 1.0 / (cost.params.clock_ghz * 1e3)
@@ -121,6 +129,25 @@ def chrome_trace(cost: CostModel, *, markers: bool = True) -> dict[str, Any]:
                            "tid": src[1], "ts": src[2]})
             events.append({"ph": "f", "bp": "e", "id": flow, "name": f"flag {flag}", "cat": XCAT, "pid": pid,
                            "tid": tid, "ts": ts1})
+    if intra_core_flags:
+        sets: dict[int, tuple[int, int, float]] = {}
+        for seq, (core, event, ident, fire) in cost.event_sets.items():
+            pid, tid = track(core, "events")
+            sets[seq] = (pid, tid, us(ns(fire)))
+            events.append({"ph": "X", "cat": ICAT, "name": f"set {event} {ident}", "pid": pid, "tid": tid,
+                           "ts": sets[seq][2], "dur": 0, "args": {"seq": seq}})
+        for core, event, ident, t, source in cost.event_waits:
+            pid, tid = track(core, "events")
+            ts = us(ns(t))
+            events.append({"ph": "X", "cat": ICAT, "name": f"wait {event} {ident}", "pid": pid, "tid": tid, "ts": ts,
+                           "dur": 0, "args": {"source": source}})
+            src = sets.get(source)
+            if src is not None:
+                flow += 1
+                events.append({"ph": "s", "id": flow, "name": f"{event} {ident}", "cat": ICAT, "pid": src[0],
+                               "tid": src[1], "ts": src[2]})
+                events.append({"ph": "f", "bp": "e", "id": flow, "name": f"{event} {ident}", "cat": ICAT, "pid": pid,
+                               "tid": tid, "ts": ts})
     rep = cost.report
     return {
         "traceEvents": events,

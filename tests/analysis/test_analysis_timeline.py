@@ -64,6 +64,23 @@ def test_every_flow_binds(name):
     assert cost.arch is (ASCEND_950 if name.startswith("transpose") else ATLAS_A2)
 
 
+@pytest.mark.parametrize("name", ["10_grouped_matmul_slice_m_per_token_dequant", "37_streamk_matmul",
+                                  "transpose_quant_batch_matmul"])
+def test_intra_core_flag_arrows_bind_too(name):
+    cost, _log, plain = _run(name)
+    text = json.dumps(chrome_trace(cost, intra_core_flags=True), separators=(",", ":"))
+    assert spec_unbound(text) == []
+    dropped, bound = catapult_bindings(text)
+    assert dropped == []
+    intra = [(e, s) for e, s in bound if e["cat"] == "intra-core"]
+    assert len(intra) == 2 * sum(src in cost.event_sets for *_x, src in cost.event_waits) > 0
+    # Each binds to a set or wait slice of the events track: the very one unless several share its ts (a set whose
+    # wait takes effect at once), where a viewer picks the last of them (the arrow is drawn from the same point).
+    assert {slice_name.split()[0] for _e, slice_name in intra} <= {"set", "wait"}
+    # Without the option the trace is the same as before.
+    assert json.dumps(chrome_trace(cost), separators=(",", ":")) == plain
+
+
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_slices_nest_on_every_track(name):
     # Perfetto and chrome://tracing require that slices of one track either nest or follow each other.
