@@ -141,7 +141,7 @@ _V_S_THEN_MTE3 = [("acc", (1, Pipe.V, True, False, 0, 8, 0, 1)), ("set", 1, Hard
                   ("acc", (1, Pipe.MTE3, False, False, 0, 8, 0, 1))]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(_step, max_size=40), st.lists(st.sampled_from([0, 256, 4096, 1 << 16]), min_size=1, max_size=4))
 @example(_V_S_THEN_MTE3, [1 << 16])  # a long V write, WaitFlag<V_S>, then MTE3 reads: the S pipe holds MTE3 back
 def test_the_cost_model_timeline_of_a_race_free_stream_is_causal(steps, sizes):
