@@ -1,9 +1,11 @@
 """Every shipped example's costed timeline at a small shape (Atlas A2 examples and the Ascend 950 one): every
 flow of its Chrome trace binds (by the Trace Event Format's rule in exact arithmetic, and as chrome://tracing's
-importer computes it in doubles), its slices nest, and no instruction starts before one it depends on finished."""
+importer computes it in doubles), its slices nest, and no instruction starts before one it depends on finished; the
+same check fails on the unit-flag kernels when the cost model ignores the unit flag."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 
@@ -12,7 +14,7 @@ from flow_binding import catapult_bindings, spec_unbound
 
 from catlass_py.analysis import AccessLog, CostModel, causality_violations, chrome_trace
 from catlass_py.arch import ASCEND_950, ATLAS_A2
-from catlass_py.runner import example_names, load_example
+from catlass_py.cli import example_names, load_script
 
 # A small shape per example (and enough cores for cross-core flags where the kernel has them): ~2 s for all.
 SMALL = {
@@ -45,7 +47,7 @@ def test_every_shipped_example_has_a_small_shape_here():
 def _run(name: str):
     argv, cores = SMALL[name]
     cost, log = CostModel(record=True), AccessLog()
-    result = load_example(name).run(argv, cores=cores, observers=(cost, log))
+    result = load_script(name).run(argv, cores=cores, observers=(cost, log))
     assert result.passed
     text = json.dumps(chrome_trace(cost), separators=(",", ":"))  # what write_chrome_trace writes
     return cost, log, text
@@ -108,6 +110,27 @@ def test_no_instruction_starts_before_one_it_depends_on_finished(name):
     assert log.records and sum(len(r.reads) + len(r.writes) for r in log.records) > 0
 
 
+class _NoUnitFlag(CostModel):
+    """The cost model as it was before the unit flag was in the pipe model: unitFlag ignored."""
+
+    def _on_instruction(self, e):
+        super()._on_instruction(dataclasses.replace(e, unit_flag=0) if e.unit_flag else e)
+
+
+@pytest.mark.parametrize("name", ["00_basic_matmul", "09_splitk_matmul", "20_matmul_bias", "26_matmul_relu",
+                                  "37_streamk_matmul"])
+def test_without_the_unit_flag_the_fixpipe_starts_before_its_mmad_and_the_check_says_so(name):
+    argv, cores = SMALL[name]
+    cost, log = _NoUnitFlag(record=True), AccessLog()
+    load_script(name).run(argv, cores=cores, observers=(cost, log))
+    found = causality_violations(cost, log, limit=None)
+    assert found
+    for v in found:  # an L0C tile read by a Fixpipe before the Mmad writing it finished (or the reverse)
+        assert {(v.earlier.op, v.earlier.kind), (v.later.op, v.later.kind)} == {("Mmad", "write"), ("Fixpipe", "read")}
+        assert v.memory.startswith("L0C")
+    assert cost.report.cycles < _run(name)[0].report.cycles
+
+
 def test_catapult_drops_a_flow_that_sits_where_a_slice_ends():
     # The layout the trace had before: a stall slice on the flags track ending where the wait (and the flow's
     # end) is. Exactly, 3.897 + 2.343 = 6.24; in doubles, 3.897e-3 + 2.343e-3 < 6.24e-3 by one unit in the last
@@ -130,7 +153,7 @@ def test_catapult_drops_a_flow_that_sits_where_a_slice_ends():
 def test_every_flow_of_example_37_binds_at_its_readme_shape_on_24_cores():
     # The issue's case: 2352 flows, of which chrome://tracing lost most with the stalls on the flags tracks.
     cost = CostModel(record=True)
-    load_example("37").run(["512", "1280", "2048"], observers=(cost,))
+    load_script("37").run(["512", "1280", "2048"], observers=(cost,))
     text = json.dumps(chrome_trace(cost), separators=(",", ":"))
     dropped, bound = catapult_bindings(text)
     assert dropped == [] and len(bound) == 2 * 2352
