@@ -6,10 +6,11 @@ Runs the example plain (no analysis observer), with an observer that asks for ev
 (what building the events costs the machine), with the cost model, with the race detector (``--detect-races``),
 with both (what the CLI's ``--detect-races`` adds to its plain run, which always costs the launch), and with
 everything the CLI can switch on (cost model recording a timeline, race detector, Chrome trace written to a
-temporary file). It prints, best of ``--repeat``, the CPU time of the launch (the simulated launch alone,
-``time.process_time`` from launch start to end: unlike wall time it does not grow when other processes share
-the machine), its wall time, and the end-to-end wall time (input generation, launch, golden, compare), each
-relative to the plain run.
+temporary file). Each of ``--repeat`` rounds runs every configuration once, back to back. It prints the best
+CPU time of the launch (the simulated launch alone, ``time.process_time`` from launch start to end: unlike wall
+time it does not grow when other processes share the machine), its wall time, and the end-to-end wall time
+(input generation, launch, golden, compare), each with the median over the rounds of its ratio to the plain run
+of the same round.
 
 Memory: the peak of the memory Python and numpy allocate, traced with ``tracemalloc`` in separate runs (tracing
 slows allocation-heavy code, so the timed runs are untraced). The peak is taken from the launch's start (the
@@ -30,6 +31,7 @@ import cProfile
 import io
 import os
 import pstats
+import statistics
 import tempfile
 import threading
 import time
@@ -150,28 +152,32 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("shape", nargs="*", default=["128", "512", "1024", "2048"])
     ap.add_argument("--cores", type=int, default=None)
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--profile", action="store_true",
                     help="also print a cProfile of a launch with the cost model and the race detector")
     ns = ap.parse_args(argv)
     example = load_script("10")
-    best = {m: (float("inf"),) * 3 for m in MODES}
+    runs: dict[str, list[tuple[float, float, float]]] = {m: [] for m in MODES}
     predicted = None
     with tempfile.TemporaryDirectory() as tmp:
         _run(example, ns.shape, ns.cores, "plain", tmp)  # warm caches (kernel assembly, index maps)
         for _ in range(ns.repeat):
             for m in MODES:
                 *times, cost = _run(example, ns.shape, ns.cores, m, tmp)
-                best[m] = tuple(min(a, b) for a, b in zip(best[m], times))
+                runs[m].append(tuple(times))
                 if m == "full":
                     predicted = cost.report.microseconds
         memory = {m: _memory(example, ns.shape, ns.cores, m, tmp) for m in ("plain", "races", "cost", "cost+races")}
-    base = best["plain"]
-    print(f"example 10, shape {' '.join(ns.shape)}, best of {ns.repeat}")
+    # Times: the best of the repeats. Ratios: the median over the repeats of each run against the plain run of the
+    # same round (the modes of a round run back to back, so a load that drifts over minutes cancels out).
+    best = {m: tuple(min(col) for col in zip(*runs[m])) for m in MODES}
+    ratio = {m: tuple(statistics.median(t[i] / p[i] for t, p in zip(runs[m], runs["plain"])) for i in range(3))
+             for m in MODES}
+    print(f"example 10, shape {' '.join(ns.shape)}, {ns.repeat} rounds: best time, median ratio to the plain run")
     print(f"{'configuration':<50} {'launch cpu s':>12} {'ratio':>6} {'launch s':>9} {'ratio':>6} {'end-to-end s':>13} "
           f"{'ratio':>6}")
     for m in MODES:
-        row = "".join(f" {t:>{w}.3f} {t / b:>6.2f}" for t, b, w in zip(best[m], base, (12, 9, 13)))
+        row = "".join(f" {t:>{w}.3f} {r:>6.2f}" for t, r, w in zip(best[m], ratio[m], (12, 9, 13)))
         print(f"{LABELS[m]:<50}{row}")
     print(f"predicted device time: {predicted:.1f} us")
     print()
@@ -182,13 +188,13 @@ def main(argv=None) -> None:
         print(f"{LABELS[m]:<50} {peak / MIB:>13.1f} {peak / memory['plain'][0]:>6.2f} {added / MIB:>11.1f} "
               f"{added / max(1, memory['plain'][1]):>6.2f}")
     print()
-    cpu = {m: best[m][0] for m in MODES}
-    races_t = cpu["races"] / cpu["plain"]
-    cli_t = cpu["cost+races"] / cpu["cost"]
+    cpu = {m: ratio[m][0] for m in MODES}
+    races_t = cpu["races"]
+    cli_t = statistics.median(a[0] / b[0] for a, b in zip(runs["cost+races"], runs["cost"]))
     races_m = memory["races"][0] / memory["plain"][0]
     cli_m = memory["cost+races"][0] / memory["cost"][0]
-    share = cpu["cost"] / cpu["plain"] - 1
-    build = cpu["events"] / cpu["plain"] - 1
+    share = cpu["cost"] - 1
+    build = cpu["events"] - 1
     print("issue 9 limits (launch CPU time, memory footprint)")
     print(f"  --detect-races / plain, time:   {races_t:.2f}x with the race detector alone, {cli_t:.2f}x as the CLI runs "
           f"it (both runs with the cost model)   limit 2x")
