@@ -63,7 +63,7 @@ class CoreContext:
         #: records synchronisation call sites and applies a mutation (:mod:`catlass_py.arch.mutation`)
         self._editor = editor
         self._delayed: list = []
-        self._watch: list = []  # (site record, pipe) of recorded waits/barriers not yet followed by an instruction
+        self._watch: list = []  # [site record, pipes it orders] of recorded waits/barriers not yet followed
         self._instructions = 0  # instructions issued so far (counted while synchronisation sites are recorded)
         self._waits = 0  # waits issued so far (idem)
         self._touched: set = set()  # pipes that ran an instruction or took a wait (idem)
@@ -156,7 +156,7 @@ class CoreContext:
             self._instructions += 1
             self._touched.add(pipe)
             if self._watch:
-                self._watch = [(rec, p) for rec, p in self._watch if not _orders(rec, p, pipe)]
+                self._watch = [w for w in self._watch if not _orders(w, pipe)]
 
     def _release_delayed(self, pipe: Pipe) -> None:
         """Issue the waits a mutation delayed until after this instruction (one of their pipe, or any)."""
@@ -199,7 +199,7 @@ class CoreContext:
         if self.bus.sync:
             self.bus.publish(SetFlagEvent(seq, self.core, event, event_id))
         if site is not None:
-            ed.set_issued(seq, site)
+            ed.set_issued(seq, site, self, event.src)
 
     def wait_flag(self, event: HardEvent, event_id: int = 0) -> None:
         """``AscendC::WaitFlag<event>(event_id)``: pipe ``event.dst`` waits for the matching set."""
@@ -233,7 +233,7 @@ class CoreContext:
         if self.bus.sync:
             self.bus.publish(WaitFlagEvent(self.bus.next_seq(), self.core, event, event_id, source))
         if site is not None:
-            self._editor.wait_consumed((source,), site)
+            self._editor.wait_consumed((source,), site, event.dst)
 
     def pipe_barrier(self, pipe: Pipe = Pipe.ALL) -> None:
         """``AscendC::PipeBarrier<pipe>()``: later instructions of ``pipe`` wait for earlier ones."""
@@ -346,10 +346,12 @@ class CoreContext:
         return self._launch
 
 
-def _orders(rec, watched: Pipe, pipe: Pipe) -> bool:
-    """Mark ``rec`` followed when an instruction on ``pipe`` comes after a wait/barrier ordering ``watched``."""
-    if watched is Pipe.ALL or watched is pipe:
-        rec.followed = True
+def _orders(watch: list, pipe: Pipe) -> bool:
+    """Mark a watched wait or barrier (``[site record, pipes it orders]``) followed when an instruction on
+    ``pipe`` comes after it on a pipe it orders."""
+    pipes = watch[1]
+    if Pipe.ALL in pipes or pipe in pipes:
+        watch[0].followed = True
         return True
     return False
 
