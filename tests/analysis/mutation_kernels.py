@@ -245,14 +245,15 @@ the epilogue's site, or the kernel method holding the cross-core site)."""
 
 def _dequant_bias_relu_module():
     """docs/extending.md's ``dequant_bias_relu.py`` (the per-channel dequant + bias + ReLU epilogue), imported from
-    a temporary file so that its synchronisation sites have source lines."""
+    a file named so (its synchronisation sites are lines of ``dequant_bias_relu.py``)."""
     doc = EXTENDING.read_text()
     code = re.search(r"<!-- file: dequant_bias_relu.py -->\n```python\n(.*?)```", doc, re.S).group(1)
-    path = Path(tempfile.mkdtemp(prefix="catlass_bugs_")) / "dequant_bias_relu.py"
-    path.write_text(code)
-    spec = importlib.util.spec_from_file_location("dequant_bias_relu", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    with tempfile.TemporaryDirectory(prefix="catlass_bugs_") as tmp:
+        path = Path(tmp) / "dequant_bias_relu.py"
+        path.write_text(code)
+        spec = importlib.util.spec_from_file_location("dequant_bias_relu", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
     return module
 
 
