@@ -183,6 +183,8 @@ class CostModel(PipeOrder):
 
     def on_launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
         self.reports.append(self._build_report())
+        self._timing = {}
+        super().on_launch_end(info, error)
 
     # -- order operations on times ---------------------------------------------------------------
     def dispatch(self, st: CoreOrder, pipe: Pipe) -> None:
