@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.errors import ConfigError
+from catlass_py.integers import is_int
 
 
 def _check_bool(name: str, v) -> None:
@@ -22,7 +23,7 @@ def _check_bool(name: str, v) -> None:
 
 
 def _check_stages(name: str, v, low: int = 1) -> None:
-    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+    if not is_int(v) or v < low:
         raise ConfigError(f"{name} must be an int >= {low}, got {v!r}")
 
 

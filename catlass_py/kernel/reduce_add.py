@@ -8,6 +8,7 @@ from __future__ import annotations
 from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.integers import is_int
 from catlass_py.layout import RowMajor
 from catlass_py.numerics import dtypes as dt
 from catlass_py.numerics.rounding import RoundMode
@@ -24,7 +25,7 @@ def cast_mode(element_out) -> RoundMode:
 
 def check_positive_int(what: str, name: str, v) -> None:
     """Raise :class:`ConfigError` unless ``v`` (template parameter ``name``) is an int >= 1."""
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+    if not is_int(v) or v < 1:
         raise ConfigError(f"{what}: {name} must be an int >= 1, got {v!r}")
 
 

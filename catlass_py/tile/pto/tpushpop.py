@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError, DeadlockError
+from catlass_py.integers import is_int
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.tile.pto._common import emit, listening, region
 from catlass_py.tile.pto.fixpipe import (
@@ -57,8 +58,9 @@ class TPipe:
     """PTO ``TPipe`` (C2V direction): ``depth`` slots of ``dtype`` elements between a cube core and a vector core."""
 
     def __init__(self, dtype, depth: int = 2, name: str = "pipe"):
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        if not is_int(depth) or depth < 1:
             raise ConfigError(f"TPipe: depth must be a positive int, got {depth!r}")
+        depth = int(depth)
         self.dtype = get_dtype(dtype)
         self.depth = depth
         self.name = name
