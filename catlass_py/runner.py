@@ -1,5 +1,6 @@
-"""What runnable examples share: the result record, CATLASS-style argument parsing, a progress observer, and the
-host-side steps of ``run()`` around the launch (:func:`to_device`, :class:`ExampleRun`).
+"""What runnable examples share: the result record, CATLASS-style argument parsing (:func:`parse_positional`,
+:func:`parse_int`: ASCII digits, ``uint32`` values), a progress observer, and the host-side steps of ``run()``
+around the launch (:func:`to_device`, :class:`ExampleRun` with its memory budget).
 
 An example script - a shipped one (``examples/NN_name.py``, importable as ``catlass_py.examples.NN_name``) or a
 user's file that ``catlass-py run path/to/file.py`` loads (:func:`catlass_py.cli.load_script`) - defines:
@@ -18,6 +19,7 @@ The shipped examples build their kernels with :mod:`catlass_py.assemblies`.
 from __future__ import annotations
 
 import copy
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
@@ -27,11 +29,13 @@ import numpy as np
 
 from catlass_py.analysis.schedule import output_digest
 from catlass_py.analysis.workload import WorkloadRecorder
+from catlass_py.arch.budget import Footprint, array_bytes, check_footprint, core_buffer_bytes, workspace_size
 from catlass_py.arch.events import MarkerEvent, Observer
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.arch.pipes import CoreType
 from catlass_py.data import cached_inputs
 from catlass_py.errors import ArgumentError
+from catlass_py.integers import is_int
 
 
 @dataclass
@@ -55,6 +59,9 @@ class ExampleResult:
     analysis: dict[str, Any] = field(default_factory=dict)
     """What the analyses found (filled by the CLI): 'cost' (predicted time, utilisation), 'races',
     'interleavings', 'trace'."""
+    memory_estimate: int | None = None
+    """The bytes the run computed it would allocate before allocating anything (:meth:`ExampleRun.reserve`:
+    host inputs, GM buffers, workspace, core buffers, golden), or None for a script that does not say."""
     launch_result: Any = field(default=None, repr=False, compare=False)
     """The :class:`~catlass_py.arch.LaunchResult` of the run (not part of the JSON)."""
 
@@ -71,20 +78,35 @@ class ExampleResult:
         return d
 
 
+#: the largest value of CATLASS's ``uint32_t`` example arguments
+UINT32_MAX = (1 << 32) - 1
+_DECIMAL = re.compile(r"[0-9]+")
+
+
+def parse_int(label: str, text, *, low: int = 0, high: int = UINT32_MAX, hint: str = "") -> int:
+    """``text`` as an int in ``[low, high]``: a decimal string of ASCII digits (after an optional ``-`` when
+    ``low < 0``; no sign, space, underscore or other script's digits), or an int / numpy integer. Anything else
+    is an :class:`ArgumentError` naming ``label`` (and ``hint``)."""
+    if is_int(text):
+        value = int(text)
+    elif isinstance(text, str) and _DECIMAL.fullmatch(text[1:] if low < 0 and text[:1] == "-" else text):
+        value = int(text)
+    else:
+        raise ArgumentError(f"{label}: expected a decimal integer (ASCII digits), got {text!r}{hint}")
+    if not low <= value <= high:
+        raise ArgumentError(f"{label}: expected an integer in [{low}, {high}], got {value}{hint}")
+    return value
+
+
 def parse_positional(name: str, usage: str, argv: list[str]) -> list[int]:
     """CATLASS's option parsing: the required positional ints of ``usage`` (optional ones in brackets, e.g.
-    ``[device_id]``), read with ``atoi`` semantics except that garbage is an error here."""
+    ``[device_id]``), each a ``uint32_t`` as in the C++ (:func:`parse_int`: ASCII digits, or ints); garbage, a
+    sign or a value past 4294967295 is an error here where ``atoi`` would read or wrap it."""
     words = usage.split()
     required = [w for w in words if not w.startswith("[")]
-    if not len(required) <= len(argv) <= len(words):
+    if isinstance(argv, (str, bytes)) or not len(required) <= len(argv) <= len(words):
         raise ArgumentError(f"usage: {name} {usage}")
-    out = []
-    for label, text in zip(words, argv):
-        try:
-            out.append(int(text, 10))
-        except ValueError:
-            raise ArgumentError(f"{label.strip('[]')}: expected an integer, got {text!r} (usage: {name} {usage})") from None
-    return out
+    return [parse_int(label.strip("[]"), text, hint=f" (usage: {name} {usage})") for label, text in zip(words, argv)]
 
 
 class BlockProgress(Observer):
@@ -115,27 +137,63 @@ def to_device(name: str, host: np.ndarray, *, read_only: bool = True, dtype=None
 
 class ExampleRun:
     """The part of an example's ``run()`` around its launch: the cores to use (``cores``, default every AI core
-    of ``arch``, as ``aclrtGetDeviceInfo``), the host inputs (:meth:`inputs`, through the on-disk input cache),
-    the launch's observers (a workload recorder, the caller's ``observers`` and ``progress``), its wall time,
-    and the :class:`ExampleResult` with CATLASS's verdict.
+    of ``arch``, as ``aclrtGetDeviceInfo``; checked), the memory budget (:meth:`reserve`, before anything is
+    allocated), the host inputs (:meth:`inputs`, through the on-disk input cache), the launch's observers (a
+    workload recorder, the caller's ``observers`` and ``progress``), its wall time, and the
+    :class:`ExampleResult` with CATLASS's verdict.
 
     ::
 
-        ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+        ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
+        ex.reserve(kernel, inputs={"a": ((m, k), "float16"), ...}, gm={"c": ((m, n), "float16")},
+                   golden=golden.peak_bytes("matmul", m=m, n=n, k=k))
         a, b = ex.inputs(make_inputs, m, n, k)      # host data, through the input cache
         with ex.timing():
             out = op(..., core_num=ex.core_num, observers=ex.observers(total_blocks))
         return ex.result(out, golden.compare_data(out, expect, k), shape=..., details=...)
     """
 
-    def __init__(self, example: str, arch, cores: int | None = None, *, observers=(), progress=None):
+    def __init__(self, example: str, arch, cores: int | None = None, *, observers=(), progress=None, options=None):
         self.example = example
-        self.core_num = arch.core_num if cores is None else cores
+        self.arch = arch
+        if cores is not None and (not is_int(cores) or not 1 <= cores <= arch.core_num):
+            raise ArgumentError(f"cores: expected an int in 1..{arch.core_num} ({arch.name} AI cores), got {cores!r}")
+        self.core_num = arch.core_num if cores is None else int(cores)
         self.recorder = WorkloadRecorder()
         self.seconds = 0.0
         self.inputs_cached = False
+        self.memory_limit = getattr(options, "memory_limit", None)
+        self.footprint: Footprint | None = None
         self._observers = tuple(observers)
         self._progress = progress
+
+    def reserve(self, kernel, *, inputs: dict, gm: dict | None = None, golden: int = 0, arguments=None) -> Footprint:
+        """Check what the run will allocate against the memory budget before it allocates anything
+        (:mod:`catlass_py.arch.budget`; ``options.memory_limit``, else ``CATLASS_PY_MEMORY_LIMIT`` or the
+        default): the host ``inputs`` it generates and the ``gm`` buffers it makes (outputs, copies stored in
+        another layout), each a dict of name -> (shape, dtype); the ``golden``'s bytes
+        (:func:`catlass_py.golden.peak_bytes`); the on-chip buffers of ``core_num`` cores of ``kernel``'s core
+        types; and ``kernel``'s workspace, asked with ``arguments(gm)`` over placeholder tensors of those names
+        (a name in ``gm`` stands for its GM copy) when ``arguments`` is given. A
+        :class:`~catlass_py.errors.CapacityError` names the example, the figure and the budget; the figure is
+        the result's ``memory_estimate``."""
+        gm = gm or {}
+        footprint = Footprint()
+        for name, (shape, dtype) in inputs.items():
+            footprint = footprint.array("inputs", f"input {name}", shape, dtype)
+        for name, (shape, dtype) in gm.items():
+            footprint = footprint.array("gm", name, shape, dtype)
+        footprint = footprint.add("golden", "golden", golden)
+        cores = core_buffer_bytes(self.arch, self.core_num, aic=getattr(kernel, "aic", None) is not None,
+                                  aiv=getattr(kernel, "aiv", None) is not None)
+        footprint = footprint.add("cores", "core buffers", cores)
+        check_footprint(footprint, self.example, self.memory_limit)
+        if arguments is not None:
+            sizes = {name: (array_bytes(shape, dtype), dtype) for name, (shape, dtype) in {**inputs, **gm}.items()}
+            footprint = footprint.add("workspace", "workspace", workspace_size(kernel, arguments, sizes))
+            check_footprint(footprint, self.example, self.memory_limit)
+        self.footprint = footprint
+        return footprint
 
     def inputs(self, make, *args, **kwargs):
         """``make(*args, **kwargs)``, the example's host inputs, through the on-disk input cache keyed by the
@@ -173,4 +231,5 @@ class ExampleRun:
             max_abs_error=float(compare.max_abs_error), seconds=self.seconds,
             blocks_per_core=self.report.blocks_per_core(), shape=shape, cores=self.core_num, details=details,
             output_digest=output_digest(output), inputs_cached=self.inputs_cached, launch_result=launch_result,
+            memory_estimate=None if self.footprint is None else self.footprint.total,
         )

@@ -43,8 +43,11 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches."""
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
     core_num = ex.core_num  # GetCoreNumAic(): every cube core
+    kernel = assemble(arch)
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")}, gm={"c": ((m, n), "float16")},
+               golden=golden.peak_bytes("matmul", m=m, n=n, k=k))  # the memory budget, before allocating
     a, b = ex.inputs(make_inputs, m, n, k)
     validate_inputs(a, b, RowMajor, RowMajor, None, core_num, arch)
 
@@ -53,7 +56,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     host_c = np.zeros((m, n), np.float16)
     gm_c = to_device("c", host_c, read_only=False)
 
-    kernel = assemble(arch)
     args = kernel.Arguments(GemmCoord(m, n, k), gm_a, gm_b, gm_c)
     gemm_op = DeviceGemm(kernel)
     gemm_op.can_implement(args)

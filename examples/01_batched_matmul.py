@@ -42,8 +42,13 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     """Run the example with CATLASS's arguments ``batch_count m n k [device_id]``."""
     batch_count, m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
     core_num = ex.core_num
+    swizzle = swizzle_for(m, n)
+    kernel = assemble(arch, swizzle=swizzle)
+    ex.reserve(kernel, inputs={"a": ((batch_count, m, k), "float16"), "b": ((batch_count, k, n), "float16")},
+               gm={"c": ((batch_count, m, n), "float16")},
+               golden=golden.peak_bytes("batched_matmul", batch=batch_count, m=m, n=n, k=k))
     a, b = ex.inputs(make_inputs, batch_count, m, n, k)
     validate_inputs(a, b, RowMajor, RowMajor, None, core_num, arch)
 
@@ -52,8 +57,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     host_c = np.zeros((batch_count, m, n), np.float16)
     gm_c = to_device("c", host_c, read_only=False)
 
-    swizzle = swizzle_for(m, n)
-    kernel = assemble(arch, swizzle=swizzle)
     args = kernel.Arguments(batch_count, GemmCoord(m, n, k), gm_a, gm_b, gm_c)
     gemm_op = DeviceGemm(kernel)
     gemm_op.initialize(args)

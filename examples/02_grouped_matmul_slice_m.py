@@ -45,8 +45,14 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     """Run the example with CATLASS's arguments ``problem_count m n k [device_id]``."""
     problem_count, m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
     core_num = ex.core_num
+    tiling = tiling_for(n, k)
+    kernel = assemble(arch, tiling=tiling)
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((problem_count, k, n), "float16"),
+                               "group_list": ((problem_count,), "int64")},
+               gm={"b": ((problem_count, k, n), "float16"), "c": ((m, n), "float16")},
+               golden=golden.peak_bytes("grouped_matmul_slice_m", groups=problem_count, m=m, n=n, k=k))
     a, b, group_list = ex.inputs(make_inputs, problem_count, m, n, k)
     validate_inputs(a, b, group_list, ColumnMajor, False, None, core_num, arch)
 
@@ -57,8 +63,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     host_c = np.zeros((m, n), np.float16)
     gm_c = to_device("c", host_c, read_only=False)
 
-    tiling = tiling_for(n, k)
-    kernel = assemble(arch, tiling=tiling)
     args = kernel.Arguments(GemmCoord(m, n, k), problem_count, gm_gl, gm_a, gm_b, gm_c)
     gemm_op = DeviceGemm(kernel)
     gemm_op.initialize(args)

@@ -47,8 +47,14 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     """Run the example with CATLASS's arguments ``problem_count m n k [device_id]``."""
     problem_count, m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
     core_num = ex.core_num
+    kernel = assemble(arch)
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16"),
+                               "group_list": ((problem_count,), "int64")},
+               gm={"a": ((k, m), "float16"), "c": ((problem_count, m, n), "float16")},
+               golden=2 * problem_count * m * n + golden.peak_bytes("grouped_matmul_slice_k", groups=problem_count,
+                                                                    m=m, n=n, k=k))  # with the copy of C
     a, b, group_list = ex.inputs(make_inputs, problem_count, m, n, k)
     validate_inputs(a, b, group_list, None, core_num, arch)
 
@@ -58,7 +64,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     c_buf = GlobalBuffer.empty(problem_count * m * n * 2, "c")  # uninitialised device memory (poison)
     gm_c = c_buf.tensor("float16")
 
-    kernel = assemble(arch)
     args = kernel.Arguments(GemmCoord(m, n, k), problem_count, gm_gl, gm_a, gm_b, gm_c)
     gemm_op = DeviceGemm(kernel)
     gemm_op.initialize(args)

@@ -62,11 +62,17 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     """Run the example with CATLASS's arguments ``problem_count m n k [device_id]``."""
     problem_count, m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
     core_num = ex.core_num
     if not 1 <= problem_count <= MAX_TENSOR_COUNT:
         raise ArgumentError(f"problem_count: expected 1..{MAX_TENSOR_COUNT} (Do not support group count greater "
                             f"than 256), got {problem_count}")
+    kernel = assemble(arch)
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16"),
+                               "group_list": ((problem_count,), "int32")},
+               gm={"a": ((k, m), "float16"), "c": ((problem_count, m, n), "float16")},
+               golden=2 * problem_count * m * n + golden.peak_bytes("grouped_matmul_slice_k", groups=problem_count,
+                                                                    m=m, n=n, k=k))  # with the copy of C
     a, b, group_list = ex.inputs(make_inputs, problem_count, m, n, k)
     shapes, layouts_a, layouts_b, layouts_c = problem_lists(m, n, group_list)
 
@@ -75,7 +81,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     c_buf = GlobalBuffer.empty(problem_count * m * n * 2, "c")  # uninitialised device memory (poison)
     gm_c = c_buf.tensor("float16")
 
-    kernel = assemble(arch)
     args = kernel.Arguments(problem_count, shapes, gm_a, layouts_a, gm_b, layouts_b, gm_c, layouts_c)
     gemm_op = DeviceGemm(kernel)
     gemm_op.can_implement(args)

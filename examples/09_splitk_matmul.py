@@ -19,6 +19,7 @@ import numpy as np
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.splitk_matmul import assemble
+from catlass_py.gemm import GemmCoord
 from catlass_py.ops.splitk_matmul import splitk_matmul
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 
@@ -44,10 +45,14 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     (``detect_races``, ``preempt_on_set``); ``seed`` overrides ``options.seed``."""
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
     core_num = ex.core_num
-    a, b = ex.inputs(inputs, m, n, k)
     kernel = assemble(arch)
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")}, gm={"c": ((m, n), "float16")},
+               golden=golden.peak_bytes("matmul", m=m, n=n, k=k),
+               arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), core_num, kernel.block_mmad.element_c.nbytes(1),
+                                                     gm["a"], gm["b"], gm["c"]))
+    a, b = ex.inputs(inputs, m, n, k)
     obs = ex.observers(kernel.total_blocks((m, n, k), core_num))
     with ex.timing():
         c, launch_result = splitk_matmul(a, b, layout_b="column_major", core_num=core_num, seed=seed, observers=obs,

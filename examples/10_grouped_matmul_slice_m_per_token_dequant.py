@@ -35,8 +35,19 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     (``detect_races``, ``preempt_on_set``); ``seed`` overrides ``options.seed``."""
     problem_count, m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
     core_num = ex.core_num  # aclrtGetDeviceInfo: every AI core of the chip
+
+    kernel = assemble(arch)
+    # The memory budget, before anything is allocated: host inputs, D, the workspace, the golden.
+    ex.reserve(kernel, inputs={"a": ((m, k), "int8"), "b": ((problem_count, k, n), "int8"),
+                               "scale": ((problem_count, n), "bfloat16"), "per_token_scale": ((m,), "bfloat16"),
+                               "group_list": ((problem_count,), "int64")},
+               gm={"d": ((m, n), "bfloat16")},
+               golden=golden.peak_bytes("grouped_matmul_slice_m_per_token_dequant", groups=problem_count, m=m, n=n,
+                                        k=k),
+               arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), problem_count, core_num, gm["group_list"],
+                                                     gm["a"], gm["b"], gm["scale"], gm["per_token_scale"], gm["d"]))
 
     # Host data, generated like the C++ (glibc rand(); groupList after srand(0)).
     inputs = ex.inputs(data.example10_inputs, problem_count, m, n, k)
@@ -48,7 +59,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     host_d = np.zeros((m, n), dtype=inputs.scale.dtype)
     gm_d = to_device("d", host_d, read_only=False)
 
-    kernel = assemble(arch)
     args = kernel.Arguments(GemmCoord(m, n, k), problem_count, core_num, gm["group_list"], gm["a"], gm["b"],
                             gm["scale"], gm["per_token_scale"], gm_d)
     gemm_op = DeviceGemm(kernel)

@@ -18,6 +18,7 @@ import numpy as np
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.quant_matmul import assemble
+from catlass_py.gemm import GemmCoord
 from catlass_py.ops.quant_matmul import quant_matmul
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 
@@ -44,10 +45,15 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     (``detect_races``, ``preempt_on_set``); ``seed`` overrides ``options.seed``."""
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
     core_num = ex.core_num
-    a, b, scale, pts = ex.inputs(inputs, m, n, k)
     kernel = assemble(arch, swizzle_direction=0 if m > n else 1)
+    ex.reserve(kernel, inputs={"a": ((m, k), "int8"), "b": ((k, n), "int8"), "scale": ((n,), "float16"),
+                               "per_token_scale": ((m,), "float16")},
+               gm={"d": ((m, n), "float16")}, golden=golden.peak_bytes("quant_matmul", m=m, n=n, k=k),
+               arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), core_num, gm["a"], gm["b"], gm["scale"],
+                                                     gm["per_token_scale"], gm["d"]))
+    a, b, scale, pts = ex.inputs(inputs, m, n, k)
     obs = ex.observers(kernel.total_blocks((m, n, k)))
     with ex.timing():
         d, launch_result = quant_matmul(a, b, scale, pts, layout_b="column_major", core_num=core_num, seed=seed,

@@ -42,8 +42,11 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     """Run the example with CATLASS's arguments ``m n k [device_id]``."""
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
     core_num = ex.core_num
+    kernel = assemble(arch)
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16"), "bias": ((n,), "float16")},
+               gm={"c": ((m, n), "float16")}, golden=golden.peak_bytes("matmul_bias", m=m, n=n, k=k))
     a, b, bias = ex.inputs(make_inputs, m, n, k)
     validate_inputs(a, b, bias, RowMajor, RowMajor, None, core_num, arch)
 
@@ -51,7 +54,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     host_c = np.zeros((m, n), np.float16)
     gm_c = to_device("c", host_c, read_only=False)
 
-    kernel = assemble(arch)
     args = kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm_c, gm["bias"])
     gemm_op = DeviceGemm(kernel)
     gemm_op.initialize(args)

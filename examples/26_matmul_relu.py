@@ -50,8 +50,15 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     """Run the example with CATLASS's arguments ``m n k [device_id]``."""
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
     core_num = ex.core_num
+    pad_a, pad_b = padding_needed(m, n, k)
+    swizzle = (3, 0) if m > n else (3, 1)
+    kernel = assemble(arch, padding_a=pad_a, padding_b=pad_b, swizzle=swizzle)
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")},
+               gm={"b": ((n, k), "float16"), "c": ((m, n), "float16")},
+               golden=golden.peak_bytes("matmul_relu", m=m, n=n, k=k),
+               arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]))
     a, b = ex.inputs(make_inputs, m, n, k)
     validate_inputs(a, b, RowMajor, ColumnMajor, None, core_num, arch)
 
@@ -60,9 +67,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     host_c = np.zeros((m, n), np.float16)
     gm_c = to_device("c", host_c, read_only=False)
 
-    pad_a, pad_b = padding_needed(m, n, k)
-    swizzle = (3, 0) if m > n else (3, 1)
-    kernel = assemble(arch, padding_a=pad_a, padding_b=pad_b, swizzle=swizzle)
     args = kernel.Arguments(GemmCoord(m, n, k), gm_a, gm_b, gm_c)
     gemm_op = DeviceGemm(kernel)
     workspace = GlobalBuffer.empty(gemm_op.get_workspace_size(args), "workspace")

@@ -18,6 +18,7 @@ import numpy as np
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.matmul_gelu import assemble
+from catlass_py.gemm import GemmCoord
 from catlass_py.ops import matmul_activation as ops
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 from catlass_py.tile.vector_elementwise import TileElemWiseGelu, TileElemWiseSilu
@@ -55,9 +56,13 @@ def run_activation(name: str, activation: str, argv, *, cores=None, seed=None, o
     and compare, with the activation's tile op, operator and golden."""
     m, n, k, *_device = parse_positional(name, USAGE, list(argv))
     arch = ATLAS_A2
-    ex = ExampleRun(name, arch, cores, observers=observers, progress=progress)
-    a, b = ex.inputs(inputs, m, n, k)
+    ex = ExampleRun(name, arch, cores, observers=observers, progress=progress, options=options)
     kernel = assemble(arch, swizzle_direction=0 if m > n else 1, activation=TILE_ELEM_WISE[activation])
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")}, gm={"d": ((m, n), "float16")},
+               golden=golden.peak_bytes(f"matmul_{activation}", m=m, n=n, k=k),
+               arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1),
+                                                     gm["a"], gm["b"], gm["d"]))
+    a, b = ex.inputs(inputs, m, n, k)
     matmul_activation = {"gelu": ops.matmul_gelu, "silu": ops.matmul_silu}[activation]
     launch_observers = ex.observers(kernel.total_blocks((m, n, k)))
     with ex.timing():

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.basic_matmul import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import gm_input, gm_output, op_options, parse_layout, validate_matmul_inputs
+from catlass_py.ops.operator import op_options, parse_layout, validate_matmul_inputs
 
 
 @lru_cache(maxsize=32)
@@ -44,9 +43,10 @@ def basic_matmul(a, b, *, layout_a="row", layout_b="row", out_dtype=None, core_n
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
     if kernel is None:
         kernel = build_kernel(run.arch, elem, la, lb, out)
-    host_c = np.zeros((m, n), get_dtype(out).numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", host_c))
-    return run.run(kernel, args, host_c)
+    args, host = run.device_arguments(
+        "basic_matmul", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]),
+        inputs={"a": (a, la), "b": (b, lb)}, outputs={"c": ((m, n), get_dtype(out).numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["basic_matmul", "build_kernel", "validate_inputs"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.batched_matmul import assemble, swizzle_for
@@ -17,8 +16,6 @@ from catlass_py.ops.operator import (
     check_core_num,
     check_extent,
     element_of,
-    gm_input,
-    gm_output,
     op_options,
     out_element,
     parse_layout,
@@ -69,10 +66,10 @@ def batched_matmul(a, b, *, layout_a="row", layout_b="row", out_dtype=None, core
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
     if kernel is None:
         kernel = build_kernel(run.arch, swizzle_for(m, n), elem, la, lb, out)
-    host_c = np.zeros((batch, m, n), get_dtype(out).numpy)
-    args = kernel.Arguments(batch, GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb),
-                            gm_output("c", host_c))
-    return run.run(kernel, args, host_c)
+    args, host = run.device_arguments(
+        "batched_matmul", kernel, lambda gm: kernel.Arguments(batch, GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]),
+        inputs={"a": (a, la), "b": (b, lb)}, outputs={"c": ((batch, m, n), get_dtype(out).numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["batched_matmul", "build_kernel", "validate_inputs"]

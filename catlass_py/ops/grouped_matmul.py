@@ -7,6 +7,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from catlass_py.arch.budget import Footprint, array_bytes, workspace_size
 from catlass_py.arch.memory import GlobalBuffer
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.grouped_matmul import assemble
@@ -25,6 +26,7 @@ from catlass_py.ops.operator import (
     op_options,
     out_element,
     parse_layout,
+    stored_copy_bytes,
 )
 
 
@@ -93,16 +95,31 @@ def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dty
     if kernel is None:
         kernel = build_kernel(run.arch, elem, la, lb, out)
     np_in = get_dtype(elem).numpy
-    a_buf = _pack(a_list, la, np_in)
-    b_buf = _pack(b_list, lb, np_in)
     out_np = get_dtype(out).numpy
-    host_c = np.zeros(sum(s.m * s.n for s in shapes), out_np)
-    gm_a = GlobalBuffer.from_array(a_buf, "a", read_only=True).tensor(elem)
-    gm_b = GlobalBuffer.from_array(b_buf, "b", read_only=True).tensor(elem)
     layouts_a = [la(s.m, s.k) for s in shapes]
     layouts_b = [lb(s.k, s.n) for s in shapes]
     layouts_c = [RowMajor(s.m, s.n) for s in shapes]
-    args = kernel.Arguments(len(shapes), shapes, gm_a, layouts_a, gm_b, layouts_b, gm_output("c", host_c), layouts_c)
+    # the memory budget first: the packed operands (and the per-group copies a layout change makes on the way),
+    # C, the workspace
+    sizes = {"a": (sum(x.nbytes for x in a_list), elem), "b": (sum(x.nbytes for x in b_list), elem),
+             "c": (array_bytes((sum(s.m * s.n for s in shapes),), out_np), out_np)}
+    footprint = Footprint()
+    for name, arrays, layout in (("a", a_list, la), ("b", b_list, lb)):
+        footprint = footprint.add("gm", f"packed {name}", sizes[name][0])
+        footprint = footprint.add("gm", f"copies of {name}", sum(stored_copy_bytes(x, layout) for x in arrays))
+    footprint = run.reserve(footprint.add("gm", "c", sizes["c"][0]), "grouped_matmul", kernel)
+
+    def arguments(gm):
+        return kernel.Arguments(len(shapes), shapes, gm["a"], layouts_a, gm["b"], layouts_b, gm["c"], layouts_c)
+
+    run.reserve(footprint.without("cores").add("workspace", "workspace", workspace_size(kernel, arguments, sizes)),
+                "grouped_matmul", kernel)
+    a_buf = _pack(a_list, la, np_in)
+    b_buf = _pack(b_list, lb, np_in)
+    host_c = np.zeros(sum(s.m * s.n for s in shapes), out_np)
+    gm_a = GlobalBuffer.from_array(a_buf, "a", read_only=True).tensor(elem)
+    gm_b = GlobalBuffer.from_array(b_buf, "b", read_only=True).tensor(elem)
+    args = arguments({"a": gm_a, "b": gm_b, "c": gm_output("c", host_c)})
     result, off = [], 0
     for s in shapes:
         result.append(host_c[off:off + s.m * s.n].reshape(s.m, s.n))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.grouped_matmul_slice_k import assemble
@@ -19,8 +18,6 @@ from catlass_py.ops.operator import (
     check_extent,
     check_group_list,
     element_of,
-    gm_input,
-    gm_output,
     op_options,
     out_element,
 )
@@ -70,10 +67,12 @@ def grouped_matmul_slice_k(a, b, group_list, *, out_dtype=None, core_num: int = 
     g, m, n, k, elem, out = validate_inputs(a, b, group_list, out_dtype, run.core_num, run.arch)
     if kernel is None:
         kernel = build_kernel(run.arch, elem, out)
-    host_c = np.zeros((g, m, n), get_dtype(out).numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), g, gm_input("group_list", group_list), gm_input("a", a, ColumnMajor),
-                            gm_input("b", b), gm_output("c", host_c))
-    return run.run(kernel, args, host_c)
+    args, host = run.device_arguments(
+        "grouped_matmul_slice_k", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["c"]),
+        inputs={"group_list": group_list, "a": (a, ColumnMajor), "b": b},
+        outputs={"c": ((g, m, n), get_dtype(out).numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["build_kernel", "grouped_matmul_slice_k", "validate_inputs"]

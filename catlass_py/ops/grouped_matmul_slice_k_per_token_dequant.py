@@ -21,8 +21,6 @@ from catlass_py.ops.operator import (
     check_kernel_group_list,
     check_positive,
     check_shape,
-    gm_input,
-    gm_output,
     op_options,
 )
 
@@ -78,12 +76,14 @@ def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_
     else:
         check_kernel_group_list(kernel, gdt)
     mmad = kernel.block_mmad
-    d_host = np.zeros((g, m, n), dtype=kernel.block_epilogue.d_type.element.numpy)
-    args = kernel.Arguments(
-        GemmCoord(m, n, k), g, gm_input("group_list", group_list),
-        gm_input("a", a, mmad.a_type.layout), gm_input("b", b, mmad.b_type.layout),
-        gm_input("scale", scale), gm_input("per_token_scale", per_token_scale), gm_output("d", d_host))
-    return run.run(kernel, args, d_host)
+    args, host = run.device_arguments(
+        "grouped_matmul_slice_k_per_token_dequant", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["scale"],
+                                    gm["per_token_scale"], gm["d"]),
+        inputs={"group_list": group_list, "a": (a, mmad.a_type.layout), "b": (b, mmad.b_type.layout),
+                "scale": scale, "per_token_scale": per_token_scale},
+        outputs={"d": ((g, m, n), kernel.block_epilogue.d_type.element.numpy)})
+    return run.run(kernel, args, host["d"])
 
 
 __all__ = ["build_kernel", "grouped_matmul_slice_k_per_token_dequant", "validate_inputs"]

@@ -18,8 +18,6 @@ from catlass_py.ops.operator import (
     check_extent,
     check_group_list,
     element_of,
-    gm_input,
-    gm_output,
     op_options,
     out_element,
     parse_layout,
@@ -42,7 +40,7 @@ def check_segmented_group_list(group_list, group_count: int, total: int, *, axis
     if group_count and gl.min() < 0:
         i = int(np.argmin(gl))
         raise ArgumentError(f"group_list: group sizes must be >= 0, got {int(gl[i])} at index {i}")
-    s = int(gl.sum()) if group_count else 0
+    s = sum(gl.tolist())  # Python ints: an int64 sum would wrap (four times 2**62 is 0)
     if s > total:
         raise ArgumentError(f"group_list: group sizes must sum to at most {axis} = {total}, got {s}")
     return gl
@@ -93,10 +91,12 @@ def grouped_matmul_slice_m(a, b, group_list, *, layout_b="column", segmented: bo
     lb = parse_layout("layout_b", layout_b)
     if kernel is None:
         kernel = build_kernel(run.arch, tiling_for(n, k), elem, lb, out, segmented)
-    host_c = np.zeros((m, n), get_dtype(out).numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), g, gm_input("group_list", group_list), gm_input("a", a),
-                            gm_input("b", b, lb), gm_output("c", host_c))
-    return run.run(kernel, args, host_c)
+    args, host = run.device_arguments(
+        "grouped_matmul_slice_m", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["c"]),
+        inputs={"group_list": group_list, "a": a, "b": (b, lb)},
+        outputs={"c": ((m, n), get_dtype(out).numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["build_kernel", "check_segmented_group_list", "grouped_matmul_slice_m", "validate_inputs"]

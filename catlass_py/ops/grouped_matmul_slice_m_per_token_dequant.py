@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.grouped_matmul_slice_m_per_token_dequant import assemble
@@ -21,8 +20,6 @@ from catlass_py.ops.operator import (
     check_core_num,
     check_group_list,
     check_shape,
-    gm_input,
-    gm_output,
     op_options,
 )
 
@@ -78,11 +75,13 @@ def grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, per_token_
     g, m, n, k, out = validate_inputs(a, b, group_list, scale, per_token_scale, run.core_num, run.arch)
     if kernel is None:
         kernel = build_kernel(run.arch, out)
-    d_host = np.zeros((m, n), dtype=scale.dtype)
-    args = kernel.Arguments(GemmCoord(m, n, k), g, run.core_num, gm_input("group_list", group_list), gm_input("a", a),
-                            gm_input("b", b), gm_input("scale", scale), gm_input("per_token_scale", per_token_scale),
-                            gm_output("d", d_host))
-    return run.run(kernel, args, d_host)
+    args, host = run.device_arguments(
+        "grouped_matmul_slice_m_per_token_dequant", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, run.core_num, gm["group_list"], gm["a"], gm["b"],
+                                    gm["scale"], gm["per_token_scale"], gm["d"]),
+        inputs={"group_list": group_list, "a": a, "b": b, "scale": scale, "per_token_scale": per_token_scale},
+        outputs={"d": ((m, n), scale.dtype)})
+    return run.run(kernel, args, host["d"])
 
 
 __all__ = ["build_kernel", "grouped_matmul_slice_m_per_token_dequant", "validate_inputs"]

@@ -20,8 +20,6 @@ from catlass_py.ops.operator import (
     check_kernel_group_list,
     check_positive,
     check_shape,
-    gm_input,
-    gm_output,
     op_options,
     parse_out_dtype,
 )
@@ -88,12 +86,13 @@ def grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, per_to
     else:
         check_kernel_group_list(kernel, gdt)
     d_type = kernel.block_epilogue.d_type.element
-    d_host = np.zeros((m, n), dtype=d_type.numpy)
-    gm = {name: gm_input(name, x) for name, x in (("a", a), ("b", b), ("group_list", group_list), ("scale", scale),
-                                                   ("per_token_scale", per_token_scale))}
-    args = kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["scale"],
-                            gm["per_token_scale"], gm_output("d", d_host))
-    return run.run(kernel, args, d_host)
+    args, host = run.device_arguments(
+        "grouped_matmul_slice_m_per_token_dequant_moe", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["scale"],
+                                    gm["per_token_scale"], gm["d"]),
+        inputs={"a": a, "b": b, "group_list": group_list, "scale": scale, "per_token_scale": per_token_scale},
+        outputs={"d": ((m, n), d_type.numpy)})
+    return run.run(kernel, args, host["d"])
 
 
 __all__ = ["build_kernel", "grouped_matmul_slice_m_per_token_dequant_moe", "validate_inputs"]

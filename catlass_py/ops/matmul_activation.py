@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies import matmul_gelu as gelu_assembly
@@ -21,8 +20,6 @@ from catlass_py.ops.operator import (
     check_core_num,
     check_matmul_operands,
     check_positive,
-    gm_input,
-    gm_output,
     op_options,
     parse_layout,
     parse_out_dtype,
@@ -66,10 +63,12 @@ def _matmul_activation(activation, a, b, *, out_dtype, layout_a, layout_b, core_
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     d_type = kernel.block_epilogue.d_type.element
-    d_host = np.zeros((m, n), dtype=d_type.numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1), gm_input("a", a, la),
-                            gm_input("b", b, lb), gm_output("d", d_host))
-    return run.run(kernel, args, d_host)
+    args, host = run.device_arguments(
+        f"matmul_{activation}", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1), gm["a"], gm["b"],
+                                    gm["d"]),
+        inputs={"a": (a, la), "b": (b, lb)}, outputs={"d": ((m, n), d_type.numpy)})
+    return run.run(kernel, args, host["d"])
 
 
 def matmul_gelu(a, b, *, out_dtype=None, layout_a="row_major", layout_b="row_major", core_num: int = 24,

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.matmul_add import assemble
@@ -20,8 +19,6 @@ from catlass_py.ops.operator import (
     check_core_num,
     check_positive,
     check_shape,
-    gm_input,
-    gm_output,
     op_options,
     parse_layout,
 )
@@ -71,12 +68,12 @@ def matmul_add(a, b, x, *, layout_a="row_major", layout_b="row_major", core_num:
         kernel = build_kernel(run.arch, 0 if m > n else 1, element, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
-    d_host = np.array(x, dtype=x.dtype, copy=True, order="C")  # D's buffer holds X on entry (as in the C++)
-    gm_a = gm_input("a", a, la)
-    gm_b = gm_input("b", b, lb)
-    gm_d = gm_output("d", d_host)
-    args = kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1), gm_a, gm_b, gm_d)
-    return run.run(kernel, args, d_host)
+    args, host = run.device_arguments(  # D's buffer holds X on entry (as in the C++)
+        "matmul_add", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1), gm["a"], gm["b"],
+                                    gm["d"]),
+        inputs={"a": (a, la), "b": (b, lb)}, outputs={"d": ((m, n), x.dtype, x)})
+    return run.run(kernel, args, host["d"])
 
 
 __all__ = ["build_kernel", "matmul_add", "validate_inputs"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.matmul_bias import assemble
@@ -17,8 +16,6 @@ from catlass_py.ops.operator import (
     check_core_num,
     check_extent,
     element_of,
-    gm_input,
-    gm_output,
     op_options,
     out_element,
     parse_layout,
@@ -75,10 +72,10 @@ def matmul_bias(a, b, bias, *, layout_a="row", layout_b="row", out_dtype=None, c
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
     if kernel is None:
         kernel = build_kernel(run.arch, elem, belem, la, lb, out)
-    host_c = np.zeros((m, n), get_dtype(out).numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", host_c),
-                            gm_input("bias", bias))
-    return run.run(kernel, args, host_c)
+    args, host = run.device_arguments(
+        "matmul_bias", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"], gm["bias"]),
+        inputs={"a": (a, la), "b": (b, lb), "bias": bias}, outputs={"c": ((m, n), get_dtype(out).numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["BIAS_ELEMENTS", "build_kernel", "matmul_bias", "validate_inputs"]

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.matmul_relu import assemble, padding_needed
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import gm_input, gm_output, op_options, parse_layout, validate_matmul_inputs
+from catlass_py.ops.operator import op_options, parse_layout, validate_matmul_inputs
 
 
 @lru_cache(maxsize=64)
@@ -45,9 +44,10 @@ def matmul_relu(a, b, *, layout_a="row", layout_b="column", out_dtype=None, core
     if kernel is None:
         pad_a, pad_b = padding_needed(m, n, k, elem, la, lb)
         kernel = build_kernel(run.arch, pad_a, pad_b, (3, 0) if m > n else (3, 1), elem, la, lb, out)
-    host_c = np.zeros((m, n), get_dtype(out).numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", host_c))
-    return run.run(kernel, args, host_c)
+    args, host = run.device_arguments(
+        "matmul_relu", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]),
+        inputs={"a": (a, la), "b": (b, lb)}, outputs={"c": ((m, n), get_dtype(out).numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["build_kernel", "matmul_relu", "validate_inputs"]

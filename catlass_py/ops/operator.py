@@ -14,6 +14,13 @@ Every operator takes the same keywords, parsed by :func:`op_options`:
 
 and, where the output type is a choice, ``out_dtype`` (a name, numpy dtype or type), parsed by
 :func:`parse_out_dtype`.
+
+Before an operator allocates anything it computes what it will allocate - copies of inputs stored in another
+layout, its outputs, the kernel's workspace, the cores' on-chip buffers - and checks it against the memory
+budget (:mod:`catlass_py.arch.budget`; ``options.memory_limit``): :meth:`OpOptions.device_arguments` does
+both for a :class:`~catlass_py.kernel.DeviceGemm` operator, :meth:`OpOptions.reserve` checks a footprint an
+operator computed itself. Too much is a :class:`~catlass_py.errors.CapacityError` naming the figure and the
+budget.
 """
 
 from __future__ import annotations
@@ -23,11 +30,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from catlass_py.analysis.workload import WorkloadRecorder, WorkloadReport
+from catlass_py.arch.budget import Footprint, array_bytes, check_footprint, core_buffer_bytes, workspace_size
 from catlass_py.arch.launch import LaunchResult, launch
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.arch.params import LaunchParams
 from catlass_py.arch.spec import ArchSpec, get_arch
 from catlass_py.errors import ArgumentError
+from catlass_py.integers import is_int
 from catlass_py.kernel.device_gemm import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.numerics.dtypes import get_dtype
@@ -51,8 +60,7 @@ _LAYOUTS = {
 
 def check_core_num(core_num, arch: ArchSpec) -> int:
     """``core_num`` as an int: an int or numpy integer in 1..``arch.core_num``."""
-    if isinstance(core_num, (bool, np.bool_)) or not isinstance(core_num, (int, np.integer)) \
-            or not 1 <= core_num <= arch.core_num:
+    if not is_int(core_num) or not 1 <= core_num <= arch.core_num:
         raise ArgumentError(f"core_num: expected an int in 1..{arch.core_num} ({arch.name} AI cores), got {core_num!r}")
     return int(core_num)
 
@@ -65,9 +73,9 @@ def _check_flag(name: str, value) -> bool:
 
 @dataclass(frozen=True)
 class OpOptions:
-    """An operator's parsed keywords (:func:`op_options`) and its launch: :meth:`run` (through
-    :class:`~catlass_py.kernel.DeviceGemm`), :meth:`run_kernel` (a kernel launched with its params directly),
-    :meth:`empty` (nothing to launch)."""
+    """An operator's parsed keywords (:func:`op_options`), its memory budget (:meth:`device_arguments`,
+    :meth:`reserve`) and its launch: :meth:`run` (through :class:`~catlass_py.kernel.DeviceGemm`),
+    :meth:`run_kernel` (a kernel launched with its params directly), :meth:`empty` (nothing to launch)."""
 
     core_num: int
     arch: ArchSpec
@@ -103,6 +111,51 @@ class OpOptions:
                                options=self.options))
         return self.result(out, report, result)
 
+    def reserve(self, footprint: Footprint, what: str, kernel=None) -> Footprint:
+        """Check ``footprint`` plus the on-chip buffers of the launch (of ``kernel``'s core types; every type
+        without a kernel) against the memory budget (``options.memory_limit``, else the environment's or the
+        default, :func:`~catlass_py.arch.budget.memory_limit`); a :class:`CapacityError` names ``what``, the
+        figure and the budget. Returns the footprint checked."""
+        aic = kernel is None or getattr(kernel, "aic", None) is not None
+        aiv = kernel is None or getattr(kernel, "aiv", None) is not None
+        footprint = footprint.add("cores", "core buffers", core_buffer_bytes(self.arch, self.core_num, aic=aic,
+                                                                             aiv=aiv))
+        check_footprint(footprint, what, self.options.memory_limit if self.options is not None else None)
+        return footprint
+
+    def device_arguments(self, what: str, kernel, arguments, *, inputs: dict, outputs: dict):
+        """The kernel's Arguments over GM buffers, allocated only once they fit the memory budget.
+
+        ``inputs`` maps a name to an array (stored row-major), ``(array, layout)`` or ``(array, layout, dtype)``
+        (a read-only GM tensor of the array stored in ``layout``, :func:`gm_input`), ``outputs`` a name to ``(shape, numpy dtype)`` or
+        ``(shape, numpy dtype, initial)`` (a host array, zeroed or a copy of ``initial``, written in place,
+        :func:`gm_output`); ``arguments(gm)`` builds the Arguments from the
+        dict of GM tensors by name. First the copies the inputs need (:func:`stored_copy_bytes`), the outputs
+        and the core buffers are checked (:meth:`reserve`), then the workspace
+        (``arguments`` over :func:`~catlass_py.arch.budget.placeholder` tensors asks the kernel for its size)
+        with them; then everything is allocated. Returns (Arguments, dict of output host arrays by name)."""
+        inputs = {name: (spec, RowMajor, None) if isinstance(spec, np.ndarray) else (tuple(spec) + (None,))[:3]
+                  for name, spec in inputs.items()}
+        outputs = {name: (tuple(spec) + (None,))[:3] for name, spec in outputs.items()}
+        footprint = Footprint()
+        for name, (x, layout, _) in inputs.items():
+            footprint = footprint.add("gm", f"copy of {name}", stored_copy_bytes(x, layout))
+        for name, (shape, dtype, _) in outputs.items():
+            footprint = footprint.array("gm", name, shape, dtype)
+        self.reserve(footprint, what, kernel)
+        sizes = {name: (x.nbytes, x.dtype if dt is None else dt) for name, (x, _, dt) in inputs.items()}
+        sizes.update({name: (array_bytes(shape, dtype), dtype) for name, (shape, dtype, _) in outputs.items()})
+        footprint = footprint.add("workspace", "workspace", workspace_size(kernel, arguments, sizes))
+        self.reserve(footprint, what, kernel)
+        gm = {name: gm_input(name, x, layout, dt) for name, (x, layout, dt) in inputs.items()}
+        hosts = {}
+        for name, (shape, dtype, initial) in outputs.items():
+            hosts[name] = np.zeros(shape, dtype)
+            if initial is not None:
+                np.copyto(hosts[name], initial)
+            gm[name] = gm_output(name, hosts[name])
+        return arguments(gm), hosts
+
     def empty(self, shape, dtype):
         """The result of an operator with an empty output: nothing is launched, as on the device where no block
         would exist (the report is empty, the LaunchResult None)."""
@@ -119,7 +172,7 @@ def op_options(*, core_num, arch, seed=None, observers=(), options=None, return_
     """Parse an operator's launch keywords (module doc) into an :class:`OpOptions`."""
     arch = get_arch(arch)
     core_num = check_core_num(core_num, arch)
-    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))):
+    if seed is not None and not is_int(seed):
         raise ArgumentError(f"seed: expected None or an int, got {seed!r}")
     if options is not None and not isinstance(options, LaunchParams):
         raise ArgumentError(f"options: expected a LaunchParams or None, got {options!r}")
@@ -269,6 +322,13 @@ def as_stored(x: np.ndarray, layout: type = RowMajor) -> np.ndarray:
     return np.ascontiguousarray(x)
 
 
+def stored_copy_bytes(x: np.ndarray, layout: type = RowMajor) -> int:
+    """Bytes :func:`as_stored` allocates for ``x`` in ``layout``: 0 when ``x`` is already laid out that way, else
+    a whole copy (a broadcast or strided view becomes a full array)."""
+    stored = np.swapaxes(x, -1, -2) if layout is ColumnMajor else x
+    return 0 if stored.flags.c_contiguous else int(x.size) * x.dtype.itemsize
+
+
 def gm_input(name: str, x: np.ndarray, layout: type = RowMajor, dtype=None) -> GlobalTensor:
     """A read-only GM tensor holding the host array ``x`` stored in ``layout``, typed ``dtype`` (default: the
     array's)."""
@@ -299,6 +359,7 @@ __all__ = [
     "element_of",
     "gm_input",
     "gm_output",
+    "stored_copy_bytes",
     "op_options",
     "out_element",
     "parse_layout",

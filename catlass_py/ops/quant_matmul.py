@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.quant_matmul import assemble
@@ -17,8 +16,6 @@ from catlass_py.ops.operator import (
     check_core_num,
     check_positive,
     check_shape,
-    gm_input,
-    gm_output,
     op_options,
     parse_layout,
 )
@@ -71,11 +68,13 @@ def quant_matmul(a, b, scale, per_token_scale, *, layout_a="row_major", layout_b
         kernel = build_kernel(run.arch, 0 if m > n else 1, out, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
-    d_host = np.zeros((m, n), dtype=scale.dtype)
-    args = kernel.Arguments(GemmCoord(m, n, k), run.core_num, gm_input("a", a, la),
-                            gm_input("b", b, lb), gm_input("scale", scale),
-                            gm_input("per_token_scale", per_token_scale), gm_output("d", d_host))
-    return run.run(kernel, args, d_host)
+    args, host = run.device_arguments(
+        "quant_matmul", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), run.core_num, gm["a"], gm["b"], gm["scale"],
+                                    gm["per_token_scale"], gm["d"]),
+        inputs={"a": (a, la), "b": (b, lb), "scale": scale, "per_token_scale": per_token_scale},
+        outputs={"d": ((m, n), scale.dtype)})
+    return run.run(kernel, args, host["d"])
 
 
 __all__ = ["build_kernel", "quant_matmul", "validate_inputs"]

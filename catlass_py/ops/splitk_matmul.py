@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.splitk_matmul import assemble
@@ -18,8 +17,6 @@ from catlass_py.ops.operator import (
     check_core_num,
     check_matmul_operands,
     check_positive,
-    gm_input,
-    gm_output,
     op_options,
     parse_layout,
     parse_out_dtype,
@@ -66,10 +63,12 @@ def splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", layout_b="colum
         kernel = build_kernel(run.arch, element, out, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
-    c_host = np.zeros((m, n), dtype=kernel.reduce_add.element_out.numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), run.core_num, kernel.block_mmad.element_c.nbytes(1),
-                            gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", c_host))
-    return run.run(kernel, args, c_host)
+    args, host = run.device_arguments(
+        "splitk_matmul", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), run.core_num, kernel.block_mmad.element_c.nbytes(1), gm["a"],
+                                    gm["b"], gm["c"]),
+        inputs={"a": (a, la), "b": (b, lb)}, outputs={"c": ((m, n), kernel.reduce_add.element_out.numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["build_kernel", "splitk_matmul", "validate_inputs"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.streamk_matmul import assemble
@@ -16,8 +15,6 @@ from catlass_py.ops.operator import (
     check_core_num,
     check_matmul_operands,
     check_positive,
-    gm_input,
-    gm_output,
     op_options,
     parse_layout,
 )
@@ -59,10 +56,11 @@ def streamk_matmul(a, b, *, layout_a="row_major", layout_b="row_major", core_num
         kernel = build_kernel(run.arch, element, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
-    c_host = np.zeros((m, n), dtype=kernel.block_mmad.element_c.numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), run.core_num, gm_input("a", a, la),
-                            gm_input("b", b, lb), gm_output("c", c_host))
-    return run.run(kernel, args, c_host)
+    args, host = run.device_arguments(
+        "streamk_matmul", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), run.core_num, gm["a"], gm["b"], gm["c"]),
+        inputs={"a": (a, la), "b": (b, lb)}, outputs={"c": ((m, n), kernel.block_mmad.element_c.numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["build_kernel", "streamk_matmul", "validate_inputs"]

@@ -19,9 +19,14 @@ import numpy as np
 from catlass_py.arch import ASCEND_950, ArchSpec
 from catlass_py.assemblies.transpose_quant_batch_matmul import assemble
 from catlass_py.errors import ArgumentError
-from catlass_py.kernel.transpose_quant_batch_matmul import PERM_DN, PERM_ND, TransposeQuantBatchMatmulParams
+from catlass_py.kernel.transpose_quant_batch_matmul import (
+    PERM_DN,
+    PERM_ND,
+    TransposeQuantBatchMatmulParams,
+)
+from catlass_py.layout import RowMajor
 from catlass_py.numerics.rounding import cast
-from catlass_py.ops.operator import gm_input, gm_output, op_options, parse_out_dtype
+from catlass_py.ops.operator import op_options, parse_out_dtype
 
 FP8 = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
 OUT_DTYPES = ("bfloat16", "float16")
@@ -133,14 +138,15 @@ def transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, *, perm_x1=(1, 0, 2
     out_np = ml_dtypes.bfloat16 if out == "bfloat16" else np.float16
     if m == 0:
         return run.empty((m, batch, n), out_np)
-    host_out = np.zeros((m, batch, n), dtype=out_np)
-    gm = {name: gm_input(name, x, dtype=dt)
-          for name, x, dt in (("x1", x1, in_name), ("x2", x2, in_name),
-                              ("x1_scale", _scale_bytes("x1_scale", x1_scale), "float8_e8m0fnu"),
-                              ("x2_scale", _scale_bytes("x2_scale", x2_scale), "float8_e8m0fnu"))}
-    params = TransposeQuantBatchMatmulParams(m, batch, k, n, gm["x1"], gm["x2"], gm["x1_scale"], gm["x2_scale"],
-                                             gm_output("out", host_out, dtype=out))
-    return run.run_kernel(kernel, params, host_out)
+    params, host = run.device_arguments(
+        "transpose_quant_batch_matmul", kernel,
+        lambda gm: TransposeQuantBatchMatmulParams(m, batch, k, n, gm["x1"], gm["x2"], gm["x1_scale"], gm["x2_scale"],
+                                                   gm["out"].reinterpret(out)),
+        inputs={"x1": (x1, RowMajor, in_name), "x2": (x2, RowMajor, in_name),
+                "x1_scale": (_scale_bytes("x1_scale", x1_scale), RowMajor, "float8_e8m0fnu"),
+                "x2_scale": (_scale_bytes("x2_scale", x2_scale), RowMajor, "float8_e8m0fnu")},
+        outputs={"out": ((m, batch, n), out_np)})
+    return run.run_kernel(kernel, params, host["out"])
 
 
 def make_inputs(m: int, k: int, n: int, batch: int, *, in_dtype="float8_e4m3fn", out_dtype="bfloat16",
