@@ -14,17 +14,29 @@ stderr) and a summary table with the cost model's predicted device time, cube ut
 fractions; ``--json`` prints one JSON object instead. ``--trace`` writes a Chrome/Perfetto trace,
 ``--timeline`` a PNG (matplotlib), ``--detect-races`` checks every GM access pair for a happens-before order
 and reports unconsumed flag sets, ``--seeds N`` reruns under N adversarial interleavings and compares the
-outputs. The exit status is 0 when the compare passes, 1 when it fails (or a race is found, or the
-interleavings disagree) and 2 for bad arguments (CATLASS itself always exits 0).
+outputs.
+
+The exit status (:func:`exit_status`; CATLASS itself always exits 0):
+
+* 0 - the compare passes;
+* 1 - a finding about the kernel: the compare fails, the interleavings disagree, or the simulated run stops
+  at a race, flag sets nobody waited for, a deadlock, or an error raised inside a simulated core (the full
+  message is printed);
+* 2 - the run could not be made: bad arguments, an assembly rule broken, the memory budget exceeded
+  (:mod:`catlass_py.arch.budget`), the host out of memory, a file that cannot be read or written (``--trace``
+  and ``--timeline`` paths are checked before the simulation starts); one line on stderr, never a traceback.
+  An interrupt (Ctrl-C) exits 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import importlib.util
 import inspect
 import json
+import os
 import pathlib
 import pkgutil
 import sys
@@ -32,8 +44,16 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from catlass_py.errors import ArgumentError, CatlassError
-from catlass_py.runner import BlockProgress, ExampleResult
+from catlass_py.errors import (
+    ArgumentError,
+    CatlassError,
+    DeadlockError,
+    FlagOverflowError,
+    KernelError,
+    RaceError,
+    UnpairedFlagError,
+)
+from catlass_py.runner import UINT32_MAX, BlockProgress, ExampleResult, parse_int
 
 EXAMPLES_PACKAGE = "catlass_py.examples"  # the shipped example scripts (examples/ in the repository)
 
@@ -82,6 +102,36 @@ def load_script(name: str):
     return importlib.import_module(f"{EXAMPLES_PACKAGE}.{matches[0]}")
 
 
+def _int_option(option: str, low: int, high: int):
+    """argparse ``type`` of an integer option: ASCII digits (and a leading '-' when negative values are
+    allowed) in ``[low, high]`` (:func:`catlass_py.runner.parse_int`)."""
+
+    def parse(text: str) -> int:
+        try:
+            return parse_int(option, text, low=low, high=high)
+        except ArgumentError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{option}: ")) from None
+
+    return parse
+
+
+def _check_writable(option: str, path: str) -> None:
+    """An output file of ``option`` can be written: checked before the simulation by opening it for
+    appending (a file that did not exist is removed again). :class:`ArgumentError` naming the option, the
+    path and the reason otherwise."""
+    existed = os.path.lexists(path)
+    try:
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        with open(path, "ab"):
+            pass
+        if not existed:
+            os.unlink(path)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ArgumentError(f"{option}: cannot write {path!r} ({reason})") from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="catlass-py", description="CATLASS examples on a simulated Ascend AI core.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -89,8 +139,10 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run an example with CATLASS's positional arguments")
     run.add_argument("example", help="example name (or a unique prefix, e.g. 10), or a path to an example script")
     run.add_argument("args", nargs="*", help="the example's positional arguments (see 'catlass-py list')")
-    run.add_argument("--cores", type=int, default=None, help="AI cores to launch on (default: all of the arch)")
-    run.add_argument("--seed", type=int, default=None, help="interleaving seed of the simulated cores")
+    run.add_argument("--cores", type=_int_option("--cores", 1, UINT32_MAX), default=None,
+                     help="AI cores to launch on (default: all of the arch)")
+    run.add_argument("--seed", type=_int_option("--seed", -(1 << 63), (1 << 63) - 1), default=None,
+                     help="interleaving seed of the simulated cores")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
     run.add_argument("--trace", metavar="PATH", default=None,
                      help="write a Chrome/Perfetto trace of the predicted timeline (open in ui.perfetto.dev)")
@@ -98,7 +150,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="draw a compact timeline PNG (needs matplotlib: pip install 'catlass-py[plot]')")
     run.add_argument("--detect-races", action="store_true",
                      help="check GM accesses of different cores for a happens-before order; report unconsumed flags")
-    run.add_argument("--seeds", type=int, default=0, metavar="N",
+    run.add_argument("--seeds", type=_int_option("--seeds", 0, UINT32_MAX), default=0, metavar="N",
                      help="also run N adversarial interleavings (seeds 0..N-1, switching after every flag set) "
                           "and report whether the outputs differ")
     return parser
@@ -161,6 +213,12 @@ def _analyse(example, ns, progress_hook) -> ExampleResult:
 
     if ns.seeds < 0:
         raise ArgumentError(f"--seeds: expected a count >= 0, got {ns.seeds}")
+    if ns.trace:
+        _check_writable("--trace", ns.trace)
+    if ns.timeline:
+        if importlib.util.find_spec("matplotlib") is None:
+            raise ArgumentError("--timeline: drawing a timeline needs matplotlib: pip install 'catlass-py[plot]'")
+        _check_writable("--timeline", ns.timeline)
     takes_options = "options" in inspect.signature(example.run).parameters
     if not takes_options and (ns.detect_races or ns.seeds):
         raise ArgumentError(f"--detect-races/--seeds: example {example.NAME} does not take "
@@ -224,22 +282,55 @@ def _run(ns, console: Console, err: Console) -> int:
     return 0 if result.passed and not inter.get("outputs_differ") else 1
 
 
+#: errors that are findings about the kernel when the simulated run raises them (exit 1)
+FINDINGS = (RaceError, UnpairedFlagError, DeadlockError, FlagOverflowError, KernelError)
+
+
+def exit_status(exc: BaseException) -> int:
+    """The exit status of a run that raised ``exc`` (module doc): 1 for a finding about the kernel - a race,
+    unconsumed flag sets, a deadlock, a flag overflow, or any error raised inside a simulated core (it names
+    the core) unless the host ran out of memory there - and 2 for everything else."""
+    cause = exc.__cause__ if isinstance(exc, KernelError) else None
+    if isinstance(exc, (MemoryError, OSError)) or isinstance(cause, (MemoryError, OSError)):
+        return 2
+    if isinstance(exc, FINDINGS) or getattr(exc, "core", None) is not None:
+        return 1
+    return 2
+
+
+def _one_line(text: str) -> str:
+    return "; ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
 def main(argv=None) -> int:
-    """Entry point of the ``catlass-py`` console script."""
+    """Entry point of the ``catlass-py`` console script: the command's exit status (module doc). An error is
+    one line on stderr (a finding its whole message), never a traceback."""
     parser = _parser()
-    ns = parser.parse_args(argv)
+    try:
+        ns = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse printed the usage and the error (or the help)
+        return exc.code if isinstance(exc.code, int) else 2
     console = Console()
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     try:
         if ns.command == "list":
             return _list(console)
         return _run(ns, console, err)
-    except ArgumentError as exc:
-        err.print(f"error: {exc}", highlight=False, markup=False)
-        return 2
-    except CatlassError as exc:
-        err.print(f"{type(exc).__name__}: {exc}", highlight=False, markup=False)
-        return 1
+    except KeyboardInterrupt:
+        err.print("interrupted", highlight=False, markup=False)
+        return 130
+    except (CatlassError, MemoryError, OSError) as exc:
+        status = exit_status(exc)
+        if isinstance(exc, ArgumentError):
+            text = f"error: {_one_line(exc)}"
+        elif status == 1:
+            text = f"{type(exc).__name__}: {exc}"
+        elif isinstance(exc, MemoryError):
+            text = f"error: out of memory ({_one_line(exc) or 'MemoryError'}); CATLASS_PY_MEMORY_LIMIT lowers the budget"
+        else:
+            text = f"error: {type(exc).__name__}: {_one_line(exc)}"
+        err.print(text, highlight=False, markup=False)
+        return status
 
 
 def run_example_main(name: str, argv) -> int:
