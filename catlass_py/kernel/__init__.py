@@ -4,6 +4,7 @@ grouped kernels' group-list reads and block dealing (:mod:`catlass_py.kernel.gro
 workspace + epilogue mix kernels (:class:`WorkspaceEpilogueKernel`)."""
 
 from catlass_py.kernel.basic_matmul import BasicMatmul
+from catlass_py.kernel.basic_matmul_preload import BasicMatmulPreload
 from catlass_py.kernel.batched_matmul import BatchedMatmul
 from catlass_py.kernel.device_gemm import DeviceGemm
 from catlass_py.kernel.gemm_kernel import GemmKernel
@@ -31,6 +32,7 @@ from catlass_py.kernel.workspace_epilogue import WorkspaceEpilogueKernel
 
 __all__ = [
     "BasicMatmul",
+    "BasicMatmulPreload",
     "BatchedMatmul",
     "DeviceGemm",
     "GemmKernel",

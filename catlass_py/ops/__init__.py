@@ -1,6 +1,7 @@
 """Assembled operators, each a plain numpy-in / numpy-out function."""
 
 from catlass_py.ops.basic_matmul import basic_matmul
+from catlass_py.ops.basic_matmul_preload_zn import basic_matmul_preload_zn
 from catlass_py.ops.batched_matmul import batched_matmul
 from catlass_py.ops.grouped_matmul import grouped_matmul
 from catlass_py.ops.grouped_matmul_slice_k import grouped_matmul_slice_k
@@ -12,6 +13,7 @@ from catlass_py.ops.matmul_activation import matmul_gelu, matmul_silu
 from catlass_py.ops.matmul_add import matmul_add
 from catlass_py.ops.matmul_bias import matmul_bias
 from catlass_py.ops.matmul_relu import matmul_relu
+from catlass_py.ops.optimized_matmul import optimized_matmul
 from catlass_py.ops.quant_matmul import quant_matmul
 from catlass_py.ops.single_core_splitk_matmul import single_core_splitk_matmul
 from catlass_py.ops.splitk_matmul import splitk_matmul
@@ -20,6 +22,7 @@ from catlass_py.ops.transpose_quant_batch_matmul import transpose_quant_batch_ma
 
 __all__ = [
     "basic_matmul",
+    "basic_matmul_preload_zn",
     "batched_matmul",
     "grouped_matmul",
     "grouped_matmul_slice_k",
@@ -32,6 +35,7 @@ __all__ = [
     "matmul_gelu",
     "matmul_relu",
     "matmul_silu",
+    "optimized_matmul",
     "quant_matmul",
     "single_core_splitk_matmul",
     "splitk_matmul",

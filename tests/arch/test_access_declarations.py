@@ -255,6 +255,7 @@ EXAMPLES = {
     "02_grouped_matmul_slice_m": [(["3", "150", "200", "100"], 2), (["4", "200", "100", "300"], 3)],
     "03_matmul_add": [(["150", "260", "64"], 2), (["100", "300", "40"], 3)],
     "05_grouped_matmul_slice_k": [(["3", "130", "200", "300"], 2), (["5", "64", "100", "40"], 3)],
+    "06_optimized_matmul": [(["150", "200", "100"], 2), (["100", "300", "256"], 3)],
     "07_grouped_matmul_slice_m_per_token_dequant_moe": [(["3", "150", "300", "100"], 2),
                                                         (["4", "100", "200", "64"], 3)],
     "08_grouped_matmul": [(["3", "100", "300", "100"], 2), (["4", "100", "100", "64"], 3)],
@@ -264,6 +265,7 @@ EXAMPLES = {
     "11_grouped_matmul_slice_k_per_token_dequant": [(["3", "130", "300", "300"], 2), (["4", "64", "100", "40"], 3)],
     "12_quant_matmul": [(["150", "300", "100"], 2), (["100", "64", "64"], 1)],
     "20_matmul_bias": [(["150", "260", "100"], 2), (["64", "300", "40"], 3)],
+    "21_basic_matmul_preload_zN": [(["150", "256", "96"], 2), (["40", "288", "320"], 3)],
     "26_matmul_relu": [(["150", "200", "100"], 2), (["100", "300", "256"], 3)],
     "27_matmul_gelu": [(["150", "260", "64"], 2), (["100", "300", "40"], 3)],
     "28_matmul_silu": [(["100", "300", "40"], 2)],
@@ -288,7 +290,7 @@ def test_every_shipped_example_is_covered():
 #: memories every matmul example writes, and the examples whose first case also writes UB (vector cores: epilogues,
 #: reductions, padding) or BT (bias)
 CUBE_SPACES = ("GM", "L1", "L0A", "L0B", "L0C")
-EXTRA_SPACES = {"UB": {"03", "07", "09", "10", "11", "12", "26", "27", "28", "34", "37"}, "BT": {"20"}}
+EXTRA_SPACES = {"UB": {"03", "06", "07", "09", "10", "11", "12", "26", "27", "28", "34", "37"}, "BT": {"20"}}
 
 
 @pytest.mark.parametrize("name,args,cores,first", CASES)
@@ -344,6 +346,7 @@ def _op_cases():
     return {
         "basic_matmul": lambda o: ops.basic_matmul(a, b, core_num=3, observers=o),
         "basic_matmul int8 column": lambda o: ops.basic_matmul(a8, b8, layout_a="column", core_num=2, observers=o),
+        "basic_matmul_preload_zn": lambda o: ops.basic_matmul_preload_zn(a, b, core_num=3, observers=o),
         "batched_matmul": lambda o: ops.batched_matmul(*ab, core_num=3, observers=o),
         "grouped_matmul": lambda o: ops.grouped_matmul(a_list, b_list, core_num=3, observers=o),
         "grouped_matmul_slice_k": lambda o: ops.grouped_matmul_slice_k(x[:, :90], a[:90, :], gl_k, core_num=2,
@@ -362,6 +365,7 @@ def _op_cases():
         "matmul_relu": lambda o: ops.matmul_relu(a, b, core_num=3, observers=o),
         "matmul_relu padded": lambda o: ops.matmul_relu(a[:, :70], b[:70, :], layout_b="row", core_num=2,
                                                         observers=o),
+        "optimized_matmul padded": lambda o: ops.optimized_matmul(a, b, core_num=3, observers=o),
         "quant_matmul": lambda o: ops.quant_matmul(a8, b8, f16_scale, f16_pts, core_num=3, observers=o),
         "single_core_splitk_matmul": lambda o: ops.single_core_splitk_matmul(a, b, core_num=3, observers=o),
         "splitk_matmul": lambda o: ops.splitk_matmul(a, b, core_num=3, observers=o),
@@ -372,10 +376,10 @@ def _op_cases():
     }
 
 
-OP_NAMES = ["basic_matmul", "basic_matmul int8 column", "batched_matmul", "grouped_matmul", "grouped_matmul_slice_k",
+OP_NAMES = ["basic_matmul", "basic_matmul int8 column", "basic_matmul_preload_zn", "batched_matmul", "grouped_matmul", "grouped_matmul_slice_k",
             "grouped_matmul_slice_m", "grouped_matmul_slice_m_per_token_dequant",
             "grouped_matmul_slice_m_per_token_dequant_moe", "grouped_matmul_slice_k_per_token_dequant", "matmul_add",
-            "matmul_bias", "matmul_gelu", "matmul_silu", "matmul_relu", "matmul_relu padded", "quant_matmul",
+            "matmul_bias", "matmul_gelu", "matmul_silu", "matmul_relu", "matmul_relu padded", "optimized_matmul padded", "quant_matmul",
             "single_core_splitk_matmul", "splitk_matmul", "splitk_matmul fp32 out", "streamk_matmul",
             "transpose_quant_batch_matmul"]
 

@@ -36,6 +36,7 @@ def _calls():
     tq = make_inputs(8, 64, 64, 1, out_dtype="float16")
     return {
         "basic_matmul": lambda **kw: ops.basic_matmul(a, b, **kw),
+        "basic_matmul_preload_zn": lambda **kw: ops.basic_matmul_preload_zn(a, b, **kw),
         "batched_matmul": lambda **kw: ops.batched_matmul(a[None], b[None], **kw),
         "grouped_matmul": lambda **kw: ops.grouped_matmul([a], [b], **kw),
         "grouped_matmul_slice_k": lambda **kw: ops.grouped_matmul_slice_k(a, b, glk, **kw),
@@ -54,6 +55,7 @@ def _calls():
         "matmul_gelu": lambda **kw: ops.matmul_gelu(a, b, **kw),
         "matmul_relu": lambda **kw: ops.matmul_relu(a, b, **kw),
         "matmul_silu": lambda **kw: ops.matmul_silu(a, b, **kw),
+        "optimized_matmul": lambda **kw: ops.optimized_matmul(a, b, **kw),
         "quant_matmul": lambda **kw: ops.quant_matmul(a8, b8, f16(260), f16(130), **kw),
         "single_core_splitk_matmul": lambda **kw: ops.single_core_splitk_matmul(a, b, **kw),
         "splitk_matmul": lambda **kw: ops.splitk_matmul(a, b, **kw),
