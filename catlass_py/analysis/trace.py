@@ -26,6 +26,7 @@ import json
 import os
 from typing import Any
 
+from catlass_py import JSON_SCHEMA_VERSION
 from catlass_py.analysis.cost import AIC_PIPES, AIV_PIPES, CostModel
 from catlass_py.errors import ArgumentError
 
@@ -116,7 +117,7 @@ def chrome_trace(cost: CostModel, *, markers: bool = True) -> dict[str, Any]:
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",
-        "otherData": {"generator": "catlass_py", "arch": rep.arch, "clock_ghz": rep.clock_ghz,
+        "otherData": {"generator": "catlass_py", "schema_version": JSON_SCHEMA_VERSION, "arch": rep.arch, "clock_ghz": rep.clock_ghz,
                       "block_dim": rep.block_dim, **{k: v for k, v in rep.summary().items() if k != "pipe_busy"}},
     }
 
@@ -133,7 +134,7 @@ _COLOURS = {"MTE2": "#4e79a7", "MTE1": "#76b7b2", "M": "#e15759", "FIX": "#f28e2
             "MTE3": "#edc948", "S": "#b07aa1"}
 
 
-def draw_timeline(cost: CostModel, path: "str | os.PathLike[str]", *, max_ai_cores: int = 4, dpi: int = 120) -> None:
+def draw_timeline(cost: CostModel, path: "str | os.PathLike[str]", *, cores=None, max_ai_cores: int = 4, dpi: int = 120) -> None:
     """Draw a compact pipeline timeline (one row per core and pipe of the first ``max_ai_cores`` AI cores,
     plus cross-core stalls in grey) to a PNG. Needs matplotlib: ``pip install 'catlass-py[plot]'``."""
     if cost.report is None or not cost.record:
@@ -145,7 +146,7 @@ def draw_timeline(cost: CostModel, path: "str | os.PathLike[str]", *, max_ai_cor
     us = 1.0 / (cost.params.clock_ghz * 1e3)
     rows: list[tuple] = []
     for core in cost.cores:
-        if core.ai_core < max_ai_cores:
+        if (core.ai_core in cores) if cores is not None else core.ai_core < max_ai_cores:
             rows += [(core, p) for p in (AIC_PIPES if core.type.value == "AIC" else AIV_PIPES)]
     row_of = {key: i for i, key in enumerate(rows)}
     bars: dict[int, list[tuple[float, float]]] = {i: [] for i in range(len(rows))}

@@ -11,7 +11,7 @@ from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.basic_matmul import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import gm_input, gm_output, op_options, parse_layout, validate_matmul_inputs
+from catlass_py.ops.operator import array_op, gm_input, gm_output, op_options, parse_layout, validate_matmul_inputs
 
 
 @lru_cache(maxsize=32)
@@ -25,6 +25,7 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a="
 validate_inputs = validate_matmul_inputs  # the plain matmul's input rules
 
 
+@array_op
 def basic_matmul(a, b, *, layout_a="row", layout_b="row", out_dtype=None, core_num: int = 24,
                  seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                  return_launch: bool = False, observers=(), kernel=None):

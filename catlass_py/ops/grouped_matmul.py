@@ -16,6 +16,7 @@ from catlass_py.kernel.grouped_matmul import MAX_TENSOR_COUNT
 from catlass_py.layout import RowMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     as_stored,
     check_core_num,
@@ -74,6 +75,7 @@ def _pack(arrays, layout, dtype) -> np.ndarray:
     return np.concatenate(flat) if flat else np.zeros(0, dtype)
 
 
+@array_op(lists=("a_list", "b_list"))
 def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dtype=None, core_num: int = 24,
                    seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                    return_launch: bool = False, observers=(), kernel=None):

@@ -14,6 +14,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_extent,
@@ -54,6 +55,7 @@ def validate_inputs(a, b, group_list, out_dtype, core_num, arch):
     return g, m, n, k, elem, out
 
 
+@array_op
 def grouped_matmul_slice_k(a, b, group_list, *, out_dtype=None, core_num: int = 24, seed: int | None = None,
                            arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                            return_launch: bool = False, observers=(), kernel=None):

@@ -15,6 +15,7 @@ from catlass_py.gemm import GemmCoord
 
 OUT_TYPES = ("bfloat16", "float16")
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_group_list,
@@ -56,6 +57,7 @@ def validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch):
     return g, m, n, k, out, str(gl.dtype)
 
 
+@array_op
 def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_scale, *, core_num: int = 24,
                                              seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
                                              return_report: bool = False, observers=(), kernel=None, options=None,

@@ -13,6 +13,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_extent,
@@ -74,6 +75,7 @@ def validate_inputs(a, b, group_list, layout_b, segmented, out_dtype, core_num, 
     return g, m, n, k, elem, out
 
 
+@array_op
 def grouped_matmul_slice_m(a, b, group_list, *, layout_b="column", segmented: bool = False, out_dtype=None,
                            core_num: int = 24, seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
                            options=None, return_report: bool = False, return_launch: bool = False, observers=(),

@@ -17,6 +17,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_group_list,
@@ -59,6 +60,7 @@ def validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch) ->
     return g, m, n, k, out
 
 
+@array_op
 def grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, per_token_scale, *, core_num: int = 24,
                                              seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None,
                                              return_report: bool = False, return_launch: bool = False, observers=(),

@@ -14,6 +14,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_group_list,
@@ -63,6 +64,7 @@ def validate_inputs(a, b, group_list, scale, per_token_scale, out_dtype, core_nu
     return g, m, n, k, out, sdt, str(gl.dtype)
 
 
+@array_op
 def grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, per_token_scale, *, out_dtype=None,
                                                  core_num: int = 24, seed: int | None = None,
                                                  arch: ArchSpec | str = ATLAS_A2, options=None,

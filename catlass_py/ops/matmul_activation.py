@@ -18,6 +18,7 @@ from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
     FLOAT_OUT_TYPES,
     FLOAT_TYPES,
+    array_op,
     check_core_num,
     check_matmul_operands,
     check_positive,
@@ -72,6 +73,7 @@ def _matmul_activation(activation, a, b, *, out_dtype, layout_a, layout_b, core_
     return run.run(kernel, args, d_host)
 
 
+@array_op
 def matmul_gelu(a, b, *, out_dtype=None, layout_a="row_major", layout_b="row_major", core_num: int = 24,
                 seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                 return_launch: bool = False, observers=(), kernel=None):
@@ -86,6 +88,7 @@ def matmul_gelu(a, b, *, out_dtype=None, layout_a="row_major", layout_b="row_maj
                               return_launch=return_launch, observers=observers, kernel=kernel)
 
 
+@array_op
 def matmul_silu(a, b, *, out_dtype=None, layout_a="row_major", layout_b="row_major", core_num: int = 24,
                 seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                 return_launch: bool = False, observers=(), kernel=None):

@@ -16,6 +16,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.layout import RowMajor
 from catlass_py.ops.operator import (
     FLOAT_TYPES,
+    array_op,
     as_array,
     check_core_num,
     check_positive,
@@ -51,6 +52,7 @@ def validate_inputs(a, b, x, core_num, arch) -> tuple[int, int, int, str]:
     return m, n, k, element
 
 
+@array_op
 def matmul_add(a, b, x, *, layout_a="row_major", layout_b="row_major", core_num: int = 24, seed: int | None = None,
                arch: ArchSpec | str = ATLAS_A2, return_report: bool = False, observers=(), kernel=None, options=None,
                return_launch: bool = False):

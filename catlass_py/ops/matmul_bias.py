@@ -13,6 +13,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_extent,
@@ -58,6 +59,7 @@ def validate_inputs(a, b, bias, layout_a, layout_b, out_dtype, core_num, arch):
     return m, n, k, elem, get_dtype(bias.dtype).name, out
 
 
+@array_op
 def matmul_bias(a, b, bias, *, layout_a="row", layout_b="row", out_dtype=None, core_num: int = 24,
                 seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                 return_launch: bool = False, observers=(), kernel=None):

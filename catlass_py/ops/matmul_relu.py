@@ -11,7 +11,7 @@ from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.matmul_relu import assemble, padding_needed
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import gm_input, gm_output, op_options, parse_layout, validate_matmul_inputs
+from catlass_py.ops.operator import array_op, gm_input, gm_output, op_options, parse_layout, validate_matmul_inputs
 
 
 @lru_cache(maxsize=64)
@@ -27,6 +27,7 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, padding_a: bool = False, padding_b: 
 validate_inputs = validate_matmul_inputs  # the plain matmul's input rules
 
 
+@array_op
 def matmul_relu(a, b, *, layout_a="row", layout_b="column", out_dtype=None, core_num: int = 24,
                 seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                 return_launch: bool = False, observers=(), kernel=None):

@@ -13,6 +13,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_positive,
@@ -51,6 +52,7 @@ def validate_inputs(a, b, scale, per_token_scale, core_num, arch) -> tuple[int, 
     return m, n, k, out
 
 
+@array_op
 def quant_matmul(a, b, scale, per_token_scale, *, layout_a="row_major", layout_b="column_major", core_num: int = 24,
                  seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False, observers=(),
                  kernel=None, options=None, return_launch: bool = False):

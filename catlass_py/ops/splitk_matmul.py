@@ -15,6 +15,7 @@ from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
     FLOAT_OUT_TYPES,
     FLOAT_TYPES,
+    array_op,
     check_core_num,
     check_matmul_operands,
     check_positive,
@@ -45,6 +46,7 @@ def validate_inputs(a, b, out_dtype, core_num, arch) -> tuple[int, int, int, str
     return m, n, k, element, out
 
 
+@array_op
 def splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", layout_b="column_major", core_num: int = 24,
                   seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False,
                   observers=(), kernel=None, options=None, return_launch: bool = False):

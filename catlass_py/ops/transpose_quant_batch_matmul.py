@@ -21,7 +21,7 @@ from catlass_py.assemblies.transpose_quant_batch_matmul import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.kernel.transpose_quant_batch_matmul import PERM_DN, PERM_ND, TransposeQuantBatchMatmulParams
 from catlass_py.numerics.rounding import cast
-from catlass_py.ops.operator import gm_input, gm_output, op_options, parse_out_dtype
+from catlass_py.ops.operator import array_op, gm_input, gm_output, op_options, parse_out_dtype, to_numpy
 
 FP8 = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
 OUT_DTYPES = ("bfloat16", "float16")
@@ -52,8 +52,7 @@ def out_dtype_name(out_dtype) -> str:
 
 
 def _scale_bytes(name: str, s) -> np.ndarray:
-    if not isinstance(s, np.ndarray):
-        raise ArgumentError(f"{name}: expected a numpy array, got {type(s).__name__}")
+    s = to_numpy(name, s)
     if s.dtype == np.dtype(ml_dtypes.float8_e8m0fnu):
         return s.view(np.uint8)
     if s.dtype != np.uint8:
@@ -63,9 +62,8 @@ def _scale_bytes(name: str, s) -> np.ndarray:
 
 def validate_inputs(x1, x2, x1_scale, x2_scale, perm_x1, perm_x2, perm_y, out_dtype):
     """Check every input; return (m, batch, k, n, in dtype name, perm_x2, out dtype name)."""
+    x1, x2 = to_numpy("x1", x1), to_numpy("x2", x2)
     for name, x, nd in (("x1", x1, 3), ("x2", x2, 3)):
-        if not isinstance(x, np.ndarray):
-            raise ArgumentError(f"{name}: expected a numpy array, got {type(x).__name__}")
         if x.ndim != nd:
             raise ArgumentError(f"{name}: expected a {nd}-D array, got shape {x.shape}")
     in_name = next((k for k, v in FP8.items() if x1.dtype == np.dtype(v)), None)
@@ -113,6 +111,7 @@ def build_kernel(in_dtype: str, out_dtype: str, perm_x2=PERM_ND, tile_shape=DEFA
                     saturation=saturation)
 
 
+@array_op
 def transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, *, perm_x1=(1, 0, 2), perm_x2=(0, 1, 2),
                                  perm_y=(1, 0, 2), out_dtype="bfloat16", core_num: int = 32, seed: int | None = None,
                                  arch: ArchSpec | str = ASCEND_950, options=None, return_report: bool = False,
