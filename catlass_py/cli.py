@@ -332,8 +332,9 @@ def _analyse(example, ns: argparse.Namespace, progress_hook) -> ExampleResult:
     if ns.timeline:
         from catlass_py.analysis import draw_timeline
 
-        draw_timeline(cost, ns.timeline, cores=ns.timeline_cores)
-        result.analysis["timeline"] = {"path": ns.timeline}
+        drawn = draw_timeline(cost, ns.timeline, cores=ns.timeline_cores)
+        result.analysis["timeline"] = {"path": ns.timeline, "cores": drawn["cores"], "arrows": drawn["arrows"],
+                                       "stalls": drawn["stalls"]}
     if ns.seeds:
         if result.output_digest is None:
             raise ArgumentError("--seeds: this example does not report an output digest to compare")

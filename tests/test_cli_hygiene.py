@@ -221,3 +221,12 @@ def test_help_and_list_import_nothing_heavy():
                           "if m.split('.')[0] in ('numpy', 'ml_dtypes', 'rich', 'pydantic')))"],
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_timeline_cores_reach_the_picture(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "t.png"
+    assert cli.main([*SMALL10, "--json", "--timeline", str(png), "--timeline-cores", "1"]) == 0
+    timeline = json.loads(capsys.readouterr().out)["analysis"]["timeline"]
+    assert timeline["path"] == str(png) and timeline["cores"] == [1] and timeline["stalls"] > 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
