@@ -3,7 +3,9 @@ numpy-out function."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -24,6 +26,13 @@ from catlass_py.ops.operator import (
     out_element,
     parse_layout,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -52,6 +61,41 @@ def validate_inputs(a, b, layout_a, layout_b, out_dtype, core_num, arch) -> tupl
     out = out_element(elem, out_dtype)
     check_core_num(core_num, arch)
     return batch, m, n, k, elem, out
+
+
+@overload
+def batched_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                   return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def batched_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   options: LaunchParams | None = ..., return_report: Literal[True],
+                   return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def batched_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                   return_launch: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def batched_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   options: LaunchParams | None = ..., return_report: Literal[True], return_launch: Literal[True],
+                   observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def batched_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
+                   observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
 
 
 @array_op

@@ -3,7 +3,9 @@ numpy-in / numpy-out function."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -25,6 +27,13 @@ from catlass_py.ops.operator import (
     out_element,
     parse_layout,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -73,6 +82,46 @@ def validate_inputs(a, b, group_list, layout_b, segmented, out_dtype, core_num, 
     out = out_element(elem, out_dtype)
     check_core_num(core_num, arch)
     return g, m, n, k, elem, out
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: Literal[False] = ..., return_launch: Literal[False] = ...,
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: Literal[True], return_launch: Literal[False] = ...,
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: Literal[False] = ..., return_launch: Literal[True],
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: Literal[True], return_launch: Literal[True],
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: bool = ..., return_launch: bool = ..., observers: Sequence[Observer] = ...,
+                           kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
 
 
 @array_op

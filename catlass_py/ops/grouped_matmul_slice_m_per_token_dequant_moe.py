@@ -4,7 +4,9 @@ full-size workspace) as a numpy-in / numpy-out function. The kernel is assembled
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -26,6 +28,13 @@ from catlass_py.ops.operator import (
     op_options,
     parse_out_dtype,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 SCALE_TYPES = ("float32", "float16", "bfloat16")
 OUT_TYPES = ("float16", "bfloat16")
@@ -62,6 +71,57 @@ def validate_inputs(a, b, group_list, scale, per_token_scale, out_dtype, core_nu
     out = parse_out_dtype(out_dtype, OUT_TYPES if sdt == "float32" else (sdt,), "float16" if sdt == "float32" else sdt)
     check_core_num(core_num, arch)
     return g, m, n, k, out, sdt, str(gl.dtype)
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ...,
+                                                 return_report: Literal[False] = ...,
+                                                 return_launch: Literal[False] = ...,
+                                                 observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ..., return_report: Literal[True],
+                                                 return_launch: Literal[False] = ...,
+                                                 observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ...,
+                                                 return_report: Literal[False] = ..., return_launch: Literal[True],
+                                                 observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ..., return_report: Literal[True],
+                                                 return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                                                 kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ..., return_report: bool = ...,
+                                                 return_launch: bool = ..., observers: Sequence[Observer] = ...,
+                                                 kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
 
 
 @array_op

@@ -5,7 +5,9 @@ The kernel is assembled by :mod:`catlass_py.assemblies.matmul_add` and runs on t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -26,6 +28,13 @@ from catlass_py.ops.operator import (
     op_options,
     parse_layout,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -50,6 +59,41 @@ def validate_inputs(a, b, x, core_num, arch) -> tuple[int, int, int, str]:
     check_positive("a", k, "k (an empty K would store an uninitialised accumulator)")
     check_core_num(core_num, arch)
     return m, n, k, element
+
+
+@overload
+def matmul_add(a: ArrayT, b: ArrayLike, x: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+               return_report: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+               options: LaunchParams | None = ..., return_launch: Literal[False] = ...) -> ArrayT: ...
+
+
+@overload
+def matmul_add(a: ArrayT, b: ArrayLike, x: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: Literal[True],
+               observers: Sequence[Observer] = ..., kernel: Any = ..., options: LaunchParams | None = ...,
+               return_launch: Literal[False] = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def matmul_add(a: ArrayT, b: ArrayLike, x: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+               return_report: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+               options: LaunchParams | None = ..., return_launch: Literal[True]) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def matmul_add(a: ArrayT, b: ArrayLike, x: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: Literal[True],
+               observers: Sequence[Observer] = ..., kernel: Any = ..., options: LaunchParams | None = ...,
+               return_launch: Literal[True]) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def matmul_add(a: ArrayT, b: ArrayLike, x: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: bool = ...,
+               observers: Sequence[Observer] = ..., kernel: Any = ..., options: LaunchParams | None = ...,
+               return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
 
 
 @array_op

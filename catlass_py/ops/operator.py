@@ -30,9 +30,10 @@ import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union
 
 import numpy as np
+from numpy.typing import NDArray
 
 from catlass_py.analysis.workload import WorkloadRecorder, WorkloadReport
 from catlass_py.arch.launch import LaunchResult, launch
@@ -59,6 +60,31 @@ _LAYOUTS = {
 
 
 # -- array interop: DLPack / __array__ in, the caller's kind of array out -------------------------------------
+
+if TYPE_CHECKING:
+    import torch
+
+
+class SupportsArray(Protocol):
+    """Anything numpy can read with ``np.asarray`` through ``__array__``."""
+
+    def __array__(self) -> NDArray[Any]: ...
+
+
+class SupportsDLPack(Protocol):
+    """Anything that exports its memory through the DLPack protocol (torch, jax, cupy, ...)."""
+
+    def __dlpack__(self) -> Any: ...
+
+
+#: an operand: a numpy array or any array object (the static type of an operator's arguments)
+ArrayLike = Union[NDArray[Any], SupportsArray, SupportsDLPack]
+#: the kind of array an operator returns: that of its first operand (numpy for anything but a torch tensor)
+ArrayT = TypeVar("ArrayT", NDArray[Any], "torch.Tensor")
+#: an element type: a registry name or alias ('bf16'), a numpy dtype or scalar type, an ml_dtypes type
+DTypeLike = Union[str, np.dtype, type, None]
+#: a storage order: 'row' / 'column' (or 'row_major', ...), or the layout class RowMajor / ColumnMajor
+LayoutLike = Union[str, type]
 
 #: torch dtype name -> (a same-size integer torch dtype, the registry dtype numpy holds it as); numpy has none
 #: of these types, so they cross as their bits
@@ -475,6 +501,12 @@ def gm_output(name: str, x: np.ndarray, dtype=None) -> GlobalTensor:
 
 __all__ = [
     "ALLOWED_OUT",
+    "ArrayLike",
+    "ArrayT",
+    "DTypeLike",
+    "LayoutLike",
+    "SupportsArray",
+    "SupportsDLPack",
     "array_op",
     "like_input",
     "to_numpy",

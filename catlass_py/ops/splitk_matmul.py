@@ -3,7 +3,9 @@ function. The kernel is assembled by :mod:`catlass_py.assemblies.splitk_matmul`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -26,6 +28,13 @@ from catlass_py.ops.operator import (
     parse_out_dtype,
 )
 
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+
 OUT_TYPES = FLOAT_OUT_TYPES
 
 
@@ -44,6 +53,41 @@ def validate_inputs(a, b, out_dtype, core_num, arch) -> tuple[int, int, int, str
     out = parse_out_dtype(out_dtype, OUT_TYPES, element)
     check_core_num(core_num, arch)
     return m, n, k, element, out
+
+
+@overload
+def splitk_matmul(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                  layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                  return_report: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+                  options: LaunchParams | None = ..., return_launch: Literal[False] = ...) -> ArrayT: ...
+
+
+@overload
+def splitk_matmul(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                  layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                  return_report: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...,
+                  options: LaunchParams | None = ..., return_launch: Literal[False] = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def splitk_matmul(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                  layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                  return_report: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+                  options: LaunchParams | None = ..., return_launch: Literal[True]) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def splitk_matmul(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                  layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                  return_report: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...,
+                  options: LaunchParams | None = ..., return_launch: Literal[True]) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def splitk_matmul(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                  layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                  return_report: bool = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+                  options: LaunchParams | None = ..., return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
 
 
 @array_op

@@ -11,7 +11,9 @@ K % 64 == 0; out [M, B, N] fp16 (pypto dtype flag 1) or bf16 (flag 27). See
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import ml_dtypes
 import numpy as np
@@ -22,6 +24,13 @@ from catlass_py.errors import ArgumentError
 from catlass_py.kernel.transpose_quant_batch_matmul import PERM_DN, PERM_ND, TransposeQuantBatchMatmulParams
 from catlass_py.numerics.rounding import cast
 from catlass_py.ops.operator import array_op, gm_input, gm_output, op_options, parse_out_dtype, to_numpy
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 FP8 = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
 OUT_DTYPES = ("bfloat16", "float16")
@@ -109,6 +118,56 @@ def build_kernel(in_dtype: str, out_dtype: str, perm_x2=PERM_ND, tile_shape=DEFA
     configuration)."""
     return assemble(in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2, tile_shape=tile_shape, arch=arch,
                     saturation=saturation)
+
+
+@overload
+def transpose_quant_batch_matmul(x1: ArrayT, x2: ArrayLike, x1_scale: ArrayLike, x2_scale: ArrayLike, *,
+                                 perm_x1: Sequence[int] = ..., perm_x2: Sequence[int] = ...,
+                                 perm_y: Sequence[int] = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                                 return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                                 kernel: Any = ..., tile_shape: Sequence[int] = ..., saturation: bool = ...) -> ArrayT: ...
+
+
+@overload
+def transpose_quant_batch_matmul(x1: ArrayT, x2: ArrayLike, x1_scale: ArrayLike, x2_scale: ArrayLike, *,
+                                 perm_x1: Sequence[int] = ..., perm_x2: Sequence[int] = ...,
+                                 perm_y: Sequence[int] = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: Literal[True],
+                                 return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                                 kernel: Any = ..., tile_shape: Sequence[int] = ..., saturation: bool = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def transpose_quant_batch_matmul(x1: ArrayT, x2: ArrayLike, x1_scale: ArrayLike, x2_scale: ArrayLike, *,
+                                 perm_x1: Sequence[int] = ..., perm_x2: Sequence[int] = ...,
+                                 perm_y: Sequence[int] = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                                 return_launch: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...,
+                                 tile_shape: Sequence[int] = ..., saturation: bool = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def transpose_quant_batch_matmul(x1: ArrayT, x2: ArrayLike, x1_scale: ArrayLike, x2_scale: ArrayLike, *,
+                                 perm_x1: Sequence[int] = ..., perm_x2: Sequence[int] = ...,
+                                 perm_y: Sequence[int] = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: Literal[True],
+                                 return_launch: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...,
+                                 tile_shape: Sequence[int] = ..., saturation: bool = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def transpose_quant_batch_matmul(x1: ArrayT, x2: ArrayLike, x1_scale: ArrayLike, x2_scale: ArrayLike, *,
+                                 perm_x1: Sequence[int] = ..., perm_x2: Sequence[int] = ...,
+                                 perm_y: Sequence[int] = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: bool = ...,
+                                 return_launch: bool = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+                                 tile_shape: Sequence[int] = ..., saturation: bool = ...) -> ArrayT | tuple[Any, ...]: ...
 
 
 @array_op
