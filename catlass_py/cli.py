@@ -1,5 +1,5 @@
 """The ``catlass-py`` command: list and run the CATLASS examples (or a user's example script) on the simulated
-machine.
+machine::
 
     catlass-py list [--json]
     catlass-py run 10_grouped_matmul_slice_m_per_token_dequant 128 512 1024 2048 [--cores N] [--seed S] [--json]

@@ -15,8 +15,8 @@ Policy summary (Ascend C Reg ``Cast`` "不同类型转换场景下的不饱和�
 path               ``saturate=False``                       ``saturate=True``
 =================  =======================================  ===========================================
 float -> float     overflow/inf -> +-inf; e4m3fn and e8m0   overflow/inf -> +-max finite; NaN -> 0
-                   (no inf) -> NaN; fp4 -> +-max; NaN ->     (``keep_nan=True``: NaN stays NaN, Ascend
-                   NaN (fp4: +0)                            CTRL[50]=1)
+                   (no inf) -> NaN; fp4 -> +-max;           (``keep_nan=True``: NaN stays NaN, Ascend
+                   NaN -> NaN (fp4: +0)                     CTRL[50]=1)
 float -> int       rounded, then wrapped to the width       rounded, then clamped to the int range
                    (keep the low bits); +-inf -> int max/   +-inf -> int max/min; NaN -> 0
                    min; NaN -> 0
