@@ -21,12 +21,15 @@ from __future__ import annotations
 import copy
 import re
 import time
+from collections.abc import Callable, Iterator, Sequence
+import contextlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
+from catlass_py import JSON_SCHEMA_VERSION
 from catlass_py.analysis.schedule import output_digest
 from catlass_py.analysis.workload import WorkloadRecorder
 from catlass_py.arch.budget import Footprint, array_bytes, check_footprint, core_buffer_bytes, workspace_size
@@ -62,6 +65,15 @@ class ExampleResult:
     memory_estimate: int | None = None
     """The bytes the run computed it would allocate before allocating anything (:meth:`ExampleRun.reserve`:
     host inputs, GM buffers, workspace, core buffers, golden), or None for a script that does not say."""
+    reference: str = "golden"
+    """What the output was compared with, e.g. ``"fp32 golden"`` (``max_abs_error`` is against it)."""
+    output_dtype: str = ""
+    """The output's element type, e.g. ``"bf16"``: a ``bit_exact`` detail compares with ``<output_dtype>(golden)``,
+    the golden rounded to the output type."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Wall seconds per phase: ``host_inputs`` (generated or loaded), ``launch`` (= ``seconds``), ``golden``
+    (the reference and the compare) and, filled by the CLI, ``load`` (importing the library and the example
+    script) and ``wall`` (the whole command)."""
     launch_result: Any = field(default=None, repr=False, compare=False)
     """The :class:`~catlass_py.arch.LaunchResult` of the run (not part of the JSON)."""
 
@@ -70,10 +82,11 @@ class ExampleResult:
         """CATLASS's line: 'Compare success.' or 'Compare failed. Error count: N'."""
         return "Compare success." if self.passed else f"Compare failed. Error count: {self.error_count}"
 
-    def to_json(self) -> dict:
-        """The record as a JSON-ready dict (what ``catlass-py run --json`` prints)."""
+    def to_json(self) -> dict[str, Any]:
+        """The record as a JSON-ready dict (what ``catlass-py run --json`` prints), with ``schema_version``
+        (:data:`catlass_py.JSON_SCHEMA_VERSION`) first."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "launch_result"}
-        d = copy.deepcopy(d)
+        d = {"schema_version": JSON_SCHEMA_VERSION, **copy.deepcopy(d)}
         d["verdict"] = self.verdict
         return d
 
@@ -110,18 +123,26 @@ def parse_positional(name: str, usage: str, argv: list[str]) -> list[int]:
 
 
 class BlockProgress(Observer):
-    """Progress hook of a run: the example calls ``set_total(blocks)`` before launching; every output block a
-    cube core starts (``ctx.mark('block')``) then calls ``advance(1)``."""
+    """Progress hook of a run: :class:`ExampleRun` calls ``phase(name)`` as a run moves on (``"host inputs"``,
+    ``"launch"``, ``"golden"``), ``set_total(blocks)`` before launching; every output block a cube core starts
+    (``ctx.mark('block')``) then calls ``advance(1)``."""
 
     interests = frozenset({"marker"})
 
-    def __init__(self, advance, set_total=None):
+    def __init__(self, advance: Callable[[int], object], set_total: Callable[[int], object] | None = None,
+                 set_phase: Callable[[str], object] | None = None):
         self.advance = advance
         self._set_total = set_total
+        self._set_phase = set_phase
 
     def set_total(self, total: int) -> None:
         if self._set_total is not None:
             self._set_total(total)
+
+    def phase(self, name: str) -> None:
+        """The run entered phase ``name``."""
+        if self._set_phase is not None:
+            self._set_phase(name)
 
     def on_event(self, e) -> None:
         if isinstance(e, MarkerEvent) and e.kind == "block" and e.core.type is CoreType.AIC:
@@ -148,9 +169,15 @@ class ExampleRun:
         ex.reserve(kernel, inputs={"a": ((m, k), "float16"), ...}, gm={"c": ((m, n), "float16")},
                    golden=golden.peak_bytes("matmul", m=m, n=n, k=k))
         a, b = ex.inputs(make_inputs, m, n, k)      # host data, through the input cache
-        with ex.timing():
+        with ex.timing():                           # the launch
             out = op(..., core_num=ex.core_num, observers=ex.observers(total_blocks))
-        return ex.result(out, golden.compare_data(out, expect, k), shape=..., details=...)
+        with ex.phase("golden"):
+            expect = golden.matmul(a, b)
+            compare = golden.compare_data(out, expect, k)
+        return ex.result(out, compare, golden=expect, shape=..., details=...)
+
+    Each phase (``host inputs``, ``launch``, ``golden``) is timed (:attr:`ExampleResult.timings`) and announced
+    to the progress hook.
     """
 
     def __init__(self, example: str, arch, cores: int | None = None, *, observers=(), progress=None, options=None):
@@ -161,6 +188,7 @@ class ExampleRun:
         self.core_num = arch.core_num if cores is None else int(cores)
         self.recorder = WorkloadRecorder()
         self.seconds = 0.0
+        self.timings: dict[str, float] = {}
         self.inputs_cached = False
         self.memory_limit = getattr(options, "memory_limit", None)
         self.footprint: Footprint | None = None
@@ -199,7 +227,8 @@ class ExampleRun:
         """``make(*args, **kwargs)``, the example's host inputs, through the on-disk input cache keyed by the
         example's name, ``make`` and the arguments (:func:`catlass_py.data.cached_inputs`); the result
         records whether they came from the cache."""
-        value, self.inputs_cached = cached_inputs(self.example, make, *args, **kwargs)
+        with self.phase("host inputs"):
+            value, self.inputs_cached = cached_inputs(self.example, make, *args, **kwargs)
         return value
 
     @property
@@ -217,19 +246,47 @@ class ExampleRun:
         return (self.recorder, *self._observers, *progress)
 
     @contextmanager
-    def timing(self):
-        """Time the launch inside the ``with`` block (``seconds`` of the result)."""
+    def phase(self, name: str) -> Iterator[None]:
+        """Time the ``with`` block as phase ``name`` (``"host inputs"``, ``"launch"``, ``"golden"``; times of a
+        phase entered twice add up) and tell the progress hook."""
+        if self._progress is not None and hasattr(self._progress, "phase"):
+            self._progress.phase(name)
         t0 = time.perf_counter()
-        yield
-        self.seconds = time.perf_counter() - t0
+        try:
+            yield
+        finally:
+            key = name.replace(" ", "_")
+            self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - t0
+            if key == "launch":
+                self.seconds = self.timings[key]
 
-    def result(self, output, compare, *, shape: dict, details: dict, launch_result=None) -> ExampleResult:
+    def timing(self) -> contextlib.AbstractContextManager[None]:
+        """Time the launch inside the ``with`` block (``seconds`` of the result): ``phase("launch")``."""
+        return self.phase("launch")
+
+    def result(self, output, compare, *, shape: dict[str, int], details: dict[str, Any], launch_result=None,
+               golden=None, reference: str | None = None) -> ExampleResult:
         """The example's :class:`ExampleResult`: ``compare`` (a CATLASS golden compare) gives the verdict,
-        ``output`` the digest."""
+        ``output`` the digest and the output type; ``reference`` names what ``output`` was compared with
+        (default: from ``golden``'s dtype, e.g. ``"fp32 golden"``)."""
+        if reference is None:
+            reference = "golden" if golden is None else f"{short_dtype(np.asarray(golden).dtype)} golden"
+        out_dtype = getattr(output, "dtype", None)
         return ExampleResult(
             example=self.example, passed=compare.passed, error_count=compare.error_count,
             max_abs_error=float(compare.max_abs_error), seconds=self.seconds,
             blocks_per_core=self.report.blocks_per_core(), shape=shape, cores=self.core_num, details=details,
             output_digest=output_digest(output), inputs_cached=self.inputs_cached, launch_result=launch_result,
             memory_estimate=None if self.footprint is None else self.footprint.total,
+            reference=reference, output_dtype="" if out_dtype is None else short_dtype(out_dtype),
+            timings=dict(self.timings),
         )
+
+
+_SHORT = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}
+
+
+def short_dtype(dtype) -> str:
+    """The short name of a numpy dtype as the summary writes it: fp32, fp16, bf16, int32, ..."""
+    name = np.dtype(dtype).name
+    return _SHORT.get(name, name)

@@ -55,10 +55,11 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     with ex.timing():
         d, launch_result = matmul_add(a, b, x, core_num=core_num, seed=seed, observers=obs, kernel=kernel,
                                       options=options, return_launch=True)
-    expect = golden.matmul_add(a, b, x)
-    result = golden.compare_data(d, expect, k)
+    with ex.phase("golden"):
+        expect = golden.matmul_add(a, b, x)
+        result = golden.compare_data(d, expect, k)
     return ex.result(
-        d, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
+        d, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": kernel.total_blocks((m, n, k)), "workspace_bytes": 2 * m * n,
                  "tiles_per_aiv": ex.report.tiles_per_aiv()},
     )

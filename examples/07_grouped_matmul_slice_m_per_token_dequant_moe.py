@@ -66,11 +66,12 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
         d, launch_result = grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, pts, core_num=core_num,
                                                                         seed=seed, observers=obs, kernel=kernel,
                                                                         options=options, return_launch=True)
-    expect = golden.grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, pts)
-    rows = int(group_list[-1]) if problem_count else 0
-    result = golden.compare_data(d, expect, k, valid=rows * n)
+    with ex.phase("golden"):
+        expect = golden.grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, pts)
+        rows = int(group_list[-1]) if problem_count else 0
+        result = golden.compare_data(d, expect, k, valid=rows * n)
     return ex.result(
-        d, result, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
+        d, result, golden=expect, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"rows_written": rows, "total_blocks": kernel.total_blocks((m, n, k), group_list),
                  "workspace_bytes": m * n * 4,
                  "bit_exact": bool(np.array_equal(d[:rows], expect[:rows].astype(d.dtype)))},

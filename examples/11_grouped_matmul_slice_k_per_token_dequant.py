@@ -65,11 +65,12 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
         d, launch_result = grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, pts, core_num=core_num,
                                                                     seed=seed, observers=obs, kernel=kernel,
                                                                     options=options, return_launch=True)
-    expect = golden.grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, pts)
-    result = golden.compare_data(d, expect, k, valid=problem_count * m * n)
+    with ex.phase("golden"):
+        expect = golden.grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, pts)
+        result = golden.compare_data(d, expect, k, valid=problem_count * m * n)
     sizes = np.diff(np.concatenate([[0], group_list]))
     return ex.result(
-        d, result, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
+        d, result, golden=expect, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"empty_groups": int((sizes == 0).sum()), "k_used": int(group_list[-1]),
                  "total_blocks": kernel.total_blocks((m, n, k), group_list),
                  "workspace_bytes": problem_count * m * n * 4,

@@ -58,10 +58,11 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     with ex.timing():
         d, launch_result = quant_matmul(a, b, scale, pts, layout_b="column_major", core_num=core_num, seed=seed,
                                         observers=obs, kernel=kernel, options=options, return_launch=True)
-    expect = golden.quant_matmul(a, b, scale, pts)
-    result = golden.compare_data(d, expect, k)
+    with ex.phase("golden"):
+        expect = golden.quant_matmul(a, b, scale, pts)
+        result = golden.compare_data(d, expect, k)
     return ex.result(
-        d, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
+        d, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": kernel.total_blocks((m, n, k)),
                  "workspace_bytes": 128 * 256 * core_num * 2 * 4,
                  "bit_exact": bool(np.array_equal(d, expect.astype(d.dtype)))},

@@ -63,10 +63,11 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     with ex.timing():
         launch_result = gemm_op.run(core_num, seed=seed, observers=obs, options=options)
 
-    expect = golden.matmul_bias(a, b, bias)
-    result = golden.compare_data(host_c, expect, k)
+    with ex.phase("golden"):
+        expect = golden.matmul_bias(a, b, bias)
+        result = golden.compare_data(host_c, expect, k)
     return ex.result(
-        host_c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
+        host_c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": total, "swizzle": "<3,0>"},
     )
 

@@ -68,9 +68,10 @@ def run_activation(name: str, activation: str, argv, *, cores=None, seed=None, o
     with ex.timing():
         d, launch_result = matmul_activation(a, b, core_num=ex.core_num, seed=seed, observers=launch_observers,
                                              kernel=kernel, options=options, return_launch=True)
-    expect = {"gelu": golden.matmul_gelu, "silu": golden.matmul_silu}[activation](a, b)
-    result = golden.compare_data(d, expect, k)
-    return ex.result(d, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
+    with ex.phase("golden"):
+        expect = {"gelu": golden.matmul_gelu, "silu": golden.matmul_silu}[activation](a, b)
+        result = golden.compare_data(d, expect, k)
+    return ex.result(d, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
                      details={"total_blocks": kernel.total_blocks((m, n, k)), "workspace_bytes": 4 * m * n,
                               "tiles_per_aiv": ex.report.tiles_per_aiv()})
 

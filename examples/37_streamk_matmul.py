@@ -54,11 +54,12 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     with ex.timing():
         c, launch_result = streamk_matmul(a, b, core_num=core_num, seed=seed, observers=obs, kernel=kernel,
                                           options=options, return_launch=True)
-    expect = golden.matmul(a, b)
-    result = golden.compare_data(c, expect, k)
+    with ex.phase("golden"):
+        expect = golden.matmul(a, b)
+        result = golden.compare_data(c, expect, k)
     sched = kernel.scheduler((m, n, k), core_num)
     return ex.result(
-        c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
+        c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"normal_blocks": sched.get_normal_block_num(), "streamk_blocks": sched.get_streamk_block_num(),
                  "k_tiles_per_core": sched.k_tile_num_per_core, "k_tile_remain": sched.k_tile_remain,
                  "workspace_bytes": ex.footprint.by_kind().get("workspace", 0),

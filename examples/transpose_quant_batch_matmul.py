@@ -28,7 +28,7 @@ from catlass_py.kernel.transpose_quant_batch_matmul import (
     TransposeQuantBatchMatmulParams,
 )
 from catlass_py.ops.transpose_quant_batch_matmul import make_inputs, validate_inputs
-from catlass_py.runner import ExampleResult, ExampleRun, parse_int, to_device
+from catlass_py.runner import ExampleResult, ExampleRun, parse_int, short_dtype, to_device
 
 NAME = "transpose_quant_batch_matmul"
 USAGE = "m k n batch [e4m3|e5m2] [fp16|bf16] [012|021] (or: test1 | test3)"
@@ -98,12 +98,14 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     with ex.timing():
         launch_result = launch(kernel, params, core_num, arch=arch, seed=seed, observers=obs, options=options)
 
-    expect = golden.transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, perm_x2=perm_x2, out_dtype=out_dtype)
-    actual = host_out.astype(np.float32)
-    want = expect.astype(np.float32)
-    bad = ~np.isclose(actual, want, rtol=RTOL, atol=ATOL, equal_nan=True)
-    errors = int(bad.sum())
-    diff = np.abs(actual - want)
+    with ex.phase("golden"):
+        expect = golden.transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, perm_x2=perm_x2,
+                                                     out_dtype=out_dtype)
+        actual = host_out.astype(np.float32)
+        want = expect.astype(np.float32)
+        bad = ~np.isclose(actual, want, rtol=RTOL, atol=ATOL, equal_nan=True)
+        errors = int(bad.sum())
+        diff = np.abs(actual - want)
     return ExampleResult(
         example=NAME, passed=errors == 0, error_count=errors,
         max_abs_error=float(np.nanmax(diff)) if diff.size else 0.0, seconds=ex.seconds,
@@ -119,7 +121,9 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
             "tolerance": f"rtol={RTOL}, atol={ATOL}",
         },
         output_digest=output_digest(host_out), inputs_cached=ex.inputs_cached,
-        memory_estimate=ex.footprint.total, launch_result=launch_result,
+        memory_estimate=ex.footprint.total,
+        launch_result=launch_result, reference=f"{short_dtype(expect.dtype)} golden (pypto-gym's torch reference)",
+        output_dtype=short_dtype(host_out.dtype), timings=dict(ex.timings),
     )
 
 

@@ -38,8 +38,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from typing import Any
 
+from catlass_py import JSON_SCHEMA_VERSION
 from catlass_py.analysis.cost import AIC_PIPES, AIV_PIPES, CostModel
 from catlass_py.errors import ArgumentError
 
@@ -152,7 +154,7 @@ def chrome_trace(cost: CostModel, *, markers: bool = True, intra_core_flags: boo
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",
-        "otherData": {"generator": "catlass_py", "arch": rep.arch, "clock_ghz": rep.clock_ghz,
+        "otherData": {"generator": "catlass_py", "schema_version": JSON_SCHEMA_VERSION, "arch": rep.arch, "clock_ghz": rep.clock_ghz,
                       "block_dim": rep.block_dim, **{k: v for k, v in rep.summary().items() if k != "pipe_busy"}},
     }
 
@@ -167,57 +169,155 @@ def write_chrome_trace(cost: CostModel, path: "str | os.PathLike[str]", **kw) ->
 
 _COLOURS = {"MTE2": "#4e79a7", "MTE1": "#76b7b2", "M": "#e15759", "FIX": "#f28e2b", "V": "#59a14f",
             "MTE3": "#edc948", "S": "#b07aa1"}
+_PIPE_NAMES = {"MTE2": "MTE2 (GM -> L1/UB)", "MTE1": "MTE1 (L1 -> L0)", "M": "M (cube mmad)",
+               "FIX": "FIX (fixpipe L0C -> GM)", "V": "V (vector)", "MTE3": "MTE3 (UB -> GM)", "S": "S (scalar)"}
+_STALL = "#d9d9d9"
+#: at most this many cross-core arrows and text labels are drawn (the first ones in time); the title says so
+MAX_ARROWS = 600
+MAX_LABELS = 400
 
 
-def draw_timeline(cost: CostModel, path: "str | os.PathLike[str]", *, max_ai_cores: int = 4, dpi: int = 120) -> None:
-    """Draw a compact pipeline timeline (one row per core and pipe of the first ``max_ai_cores`` AI cores,
-    plus cross-core stalls in grey) to a PNG. Needs matplotlib: ``pip install 'catlass-py[plot]'``."""
+def _block_label(data: dict) -> str:
+    """A short label of a ``ctx.mark('block', ...)`` annotation: group, tile coordinates, K slice."""
+    parts = []
+    if "group" in data:
+        parts.append(f"g{data['group']}")
+    if "m_idx" in data and "n_idx" in data:
+        parts.append(f"({data['m_idx']},{data['n_idx']})")
+    for key, short in (("k_idx", "k"), ("slice", "s"), ("batch", "b")):
+        if key in data:
+            parts.append(f"{short}{data[key]}")
+    return " ".join(parts) or "block"
+
+
+def draw_timeline(cost: CostModel, path: "str | os.PathLike[str]", *, cores: "Iterable[int] | None" = None,
+                  dpi: int = 110, width: float = 16.0) -> dict[str, Any]:
+    """Draw the predicted timeline of a launch timed by ``cost`` (a ``CostModel(record=True)``) to a PNG.
+
+    One band per core (the AIC, then its two AIVs) of the AI cores ``cores`` (ids; default: every AI core of
+    the launch), one lane per pipe. Bars are instructions (adjacent ones closer than 0.1 % of the run merged);
+    hatched grey bars on a core's S lane are stalls - its instruction issue waiting on a cross-core flag - as
+    in the Chrome trace (:func:`chrome_trace`), labelled with the flag; arrows run from each flag set (on the
+    setting pipe's lane) to the wait it released; the AIC's output blocks are labelled where the cube starts
+    them (group, tile coordinates, K slice). A legend names the pipes. Returns what was drawn: ``cores``,
+    ``lanes``, ``arrows`` (drawn) and ``flag_waits_released`` (all), ``stalls``, ``stall_labels``,
+    ``block_labels``, ``legend``. Needs matplotlib: ``pip install 'catlass-py[plot]'``."""
     if cost.report is None or not cost.record:
         raise ArgumentError("cost: expected a CostModel(record=True) that observed a finished launch")
     try:
         from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
     except ImportError:  # pragma: no cover - depends on the environment
         raise ArgumentError("drawing a timeline needs matplotlib: pip install 'catlass-py[plot]'") from None
+    launched = sorted({c.ai_core for c in cost.cores})
+    shown = launched if cores is None else sorted(set(int(c) for c in cores))
+    missing = [c for c in shown if c not in launched]
+    if missing:
+        raise ArgumentError(f"cores: the launch ran AI cores {launched[0]}..{launched[-1]}, got {missing}")
     us = 1.0 / (cost.params.clock_ghz * 1e3)
-    rows: list[tuple] = []
-    for core in cost.cores:
-        if core.ai_core < max_ai_cores:
-            rows += [(core, p) for p in (AIC_PIPES if core.type.value == "AIC" else AIV_PIPES)]
-    row_of = {key: i for i, key in enumerate(rows)}
-    bars: dict[int, list[tuple[float, float]]] = {i: [] for i in range(len(rows))}
+    units = sorted((c for c in cost.cores if c.ai_core in shown), key=lambda c: (c.ai_core, c.type.value != "AIC", c.sub))
+    lanes: list[tuple] = []
+    band_of: dict = {}
+    for unit in units:
+        band_of[unit] = len(lanes)
+        lanes += [(unit, p) for p in (AIC_PIPES if unit.type.value == "AIC" else AIV_PIPES)]
+    lane_of = {key: i for i, key in enumerate(lanes)}
     span = cost.report.cycles or 1.0
-    gap = span * 1e-3  # merge bars closer than 0.1 % of the run: keeps the picture light
+    gap = span * 1e-3
+    bars: dict[int, list[list[float]]] = {i: [] for i in range(len(lanes))}
     for core, pipe, _op, start, dur, _seq, _n in cost.intervals:
-        i = row_of.get((core, pipe))
+        i = lane_of.get((core, pipe))
         if i is None:
             continue
         lst = bars[i]
         if lst and start - (lst[-1][0] + lst[-1][1]) <= gap:
-            s0, _d0 = lst[-1]
-            lst[-1] = (s0, max(s0 + _d0, start + dur) - s0)
+            lst[-1][1] = max(lst[-1][0] + lst[-1][1], start + dur) - lst[-1][0]
         else:
-            lst.append((start, dur))
-    stalls: dict[int, list[tuple[float, float]]] = {}
-    for core, _flag, issued, ready, _src in cost.flag_waits:
-        i = row_of.get((core, "S"))
-        if i is not None and ready > issued:
-            stalls.setdefault(i, []).append((issued * us, (ready - issued) * us))
-    height = max(2.0, 0.18 * len(rows) + 1.0)
-    fig = Figure(figsize=(12, height))
-    ax = fig.subplots()
-    for i, (_core, pipe) in enumerate(rows):
-        if i in stalls:
-            ax.broken_barh(stalls[i], (i - 0.4, 0.8), facecolors="#d0d0d0")
+            lst.append([start, dur])
+
+    lane_h = 0.13
+    height = max(3.0, lane_h * len(lanes) + 1.75)
+    fig = Figure(figsize=(width, height))
+    ax = fig.add_axes((0.075, 0.5 / height, 0.91, 1 - 1.5 / height))
+    # bands: alternate AI cores shaded, a line between cores
+    for k, ai in enumerate(shown):
+        idx = [lane_of[(u, p)] for u in units if u.ai_core == ai for p in
+               (AIC_PIPES if u.type.value == "AIC" else AIV_PIPES)]
+        if k % 2 == 0:
+            ax.axhspan(min(idx) - 0.5, max(idx) + 0.5, color="#f4f6fa", zorder=0)
+        ax.axhline(max(idx) + 0.5, color="#9aa3b2", lw=0.6, zorder=1)
+    for unit in units:
+        first = band_of[unit]
+        if unit.type.value != "AIC":
+            ax.axhline(first - 0.5, color="#c8cdd6", lw=0.4, ls=":", zorder=1)
+    for i, (_unit, pipe) in enumerate(lanes):
         if bars[i]:
-            ax.broken_barh([(s * us, d * us) for s, d in bars[i]], (i - 0.4, 0.8), facecolors=_COLOURS.get(pipe, "#888"))
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([f"{core.short} {p}" for core, p in rows], fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel("predicted device time (us)")
-    rep = cost.report
-    shown = f"AI cores 0..{max_ai_cores - 1} of {rep.block_dim}" if rep.block_dim > max_ai_cores else f"{rep.block_dim} AI cores"
-    ax.set_title(f"{rep.arch}: {rep.microseconds:.1f} us predicted, cube utilisation {rep.cube_utilisation:.1%} ({shown}; "
-                 "grey = waiting on a cross-core flag)", fontsize=9)
+            ax.broken_barh([(s * us, d * us) for s, d in bars[i]], (i - 0.4, 0.8), facecolors=_COLOURS.get(pipe, "#888"),
+                           edgecolor="none", zorder=3)
+    # stalls on the S lane, labelled with the flag waited on
+    labels = stalls = 0
+    for core, flag, issued, ready, _src in cost.flag_waits:
+        i = lane_of.get((core, "S"))
+        if i is None or ready <= issued:
+            continue
+        stalls += 1
+        ax.broken_barh([(issued * us, (ready - issued) * us)], (i - 0.4, 0.8), facecolors=_STALL, edgecolor="#8c8c8c",
+                       hatch="////", linewidth=0.3, zorder=2)
+        if (ready - issued) > span * 0.035 and labels < MAX_LABELS:
+            labels += 1
+            ax.text((issued + ready) / 2 * us, i, f"wait flag {flag}", ha="center", va="center", fontsize=5.5,
+                    color="#333", zorder=4, clip_on=True)
+    # flag arrows: set (on the setting pipe's lane) -> the wait it released (the waiting core's S lane)
+    set_at = {seq: (core, pipe, fire) for seq, (core, pipe, _flag, fire) in cost.flag_sets.items()}
+    arrows = []
+    for core, flag, _issued, ready, sources in cost.flag_waits:
+        dst = lane_of.get((core, "S"))
+        for seq in sources:
+            src = set_at.get(seq)
+            if src is None or dst is None or lane_of.get((src[0], src[1])) is None:
+                continue
+            arrows.append((src[2], lane_of[(src[0], src[1])], ready, dst))
+    arrows.sort()
+    for x0, y0, x1, y1 in arrows[:MAX_ARROWS]:
+        ax.annotate("", xy=(x1 * us, y1), xytext=(x0 * us, y0), zorder=5,
+                    arrowprops={"arrowstyle": "-|>", "lw": 0.45, "color": "#3b3b3b", "alpha": 0.55,
+                                "mutation_scale": 4, "shrinkA": 0, "shrinkB": 0})
+    # block labels where the cube starts each output block
+    last_x: dict = {}
+    block_labels = 0
+    min_dx = span * 0.03
+    for core, t, kind, data in cost.markers:
+        if kind != "block" or core.type.value != "AIC" or core not in band_of:
+            continue
+        if t - last_x.get(core, -span) < min_dx:
+            continue
+        last_x[core] = t
+        block_labels += 1
+        y = band_of[core] - 0.45
+        ax.plot([t * us, t * us], [y, y + 4.9], color="#444", lw=0.4, alpha=0.5, zorder=2)
+        ax.text(t * us, y, " " + _block_label(data), fontsize=5, va="bottom", ha="left", color="#222", zorder=6,
+                clip_on=True)
+    ax.set_yticks(range(len(lanes)))
+    ax.set_yticklabels([f"{core.short} {p}" for core, p in lanes], fontsize=5.5)
+    ax.set_ylim(len(lanes) - 0.5, -1.0)
     ax.set_xlim(0, span * us)
-    fig.tight_layout()
+    ax.set_xlabel("predicted device time (us)", fontsize=8)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.grid(axis="x", color="#e0e0e0", lw=0.5, zorder=0)
+    ax.set_axisbelow(True)
+    rep = cost.report
+    which = "every AI core" if cores is None else f"AI cores {', '.join(map(str, shown))}"
+    note = f"; arrows: first {MAX_ARROWS} of {len(arrows)}" if len(arrows) > MAX_ARROWS else ""
+    fig.suptitle(f"{rep.arch}: {rep.microseconds:.1f} us predicted on {rep.block_dim} AI cores, cube utilisation "
+                 f"{rep.cube_utilisation:.1%} (showing {which}{note})", fontsize=9, y=1 - 0.12 / height)
+    handles = [Patch(facecolor=_COLOURS[p], label=_PIPE_NAMES[p]) for p in ("MTE2", "MTE1", "M", "FIX", "V", "MTE3", "S")]
+    handles += [Patch(facecolor=_STALL, edgecolor="#8c8c8c", hatch="////", label="stall: waiting on a cross-core flag"),
+                Line2D([], [], color="#3b3b3b", lw=0.8, marker=">", markersize=3, label="flag set -> the wait it releases"),
+                Line2D([], [], color="#444", lw=0.6, label="output block started (group (m,n))")]
+    fig.legend(handles=handles, loc="upper center", ncol=5, fontsize=6.5, frameon=False,
+               bbox_to_anchor=(0.5, 1 - 0.3 / height))
     fig.savefig(path, dpi=dpi)
+    return {"cores": shown, "lanes": len(lanes), "arrows": min(len(arrows), MAX_ARROWS), "flag_waits_released": len(arrows),
+            "stalls": stalls, "stall_labels": labels, "block_labels": block_labels,
+            "legend": [h.get_label() for h in handles]}

@@ -3,7 +3,9 @@ numpy-out function over a list of independent problems of any shapes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -17,6 +19,7 @@ from catlass_py.kernel.grouped_matmul import MAX_TENSOR_COUNT
 from catlass_py.layout import RowMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     as_stored,
     check_core_num,
@@ -28,6 +31,13 @@ from catlass_py.ops.operator import (
     parse_layout,
     stored_copy_bytes,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -76,6 +86,42 @@ def _pack(arrays, layout, dtype) -> np.ndarray:
     return np.concatenate(flat) if flat else np.zeros(0, dtype)
 
 
+@overload
+def grouped_matmul(a_list: Sequence[ArrayT], b_list: Sequence[ArrayLike], *, layout_a: LayoutLike = ...,
+                   layout_b: LayoutLike = ..., out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                   arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                   return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> list[ArrayT]: ...
+
+
+@overload
+def grouped_matmul(a_list: Sequence[ArrayT], b_list: Sequence[ArrayLike], *, layout_a: LayoutLike = ...,
+                   layout_b: LayoutLike = ..., out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                   arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: Literal[True],
+                   return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[list[ArrayT], WorkloadReport]: ...
+
+
+@overload
+def grouped_matmul(a_list: Sequence[ArrayT], b_list: Sequence[ArrayLike], *, layout_a: LayoutLike = ...,
+                   layout_b: LayoutLike = ..., out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                   arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                   return_launch: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[list[ArrayT], LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul(a_list: Sequence[ArrayT], b_list: Sequence[ArrayLike], *, layout_a: LayoutLike = ...,
+                   layout_b: LayoutLike = ..., out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                   arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: Literal[True],
+                   return_launch: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[list[ArrayT], WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul(a_list: Sequence[ArrayT], b_list: Sequence[ArrayLike], *, layout_a: LayoutLike = ...,
+                   layout_b: LayoutLike = ..., out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                   arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: bool = ...,
+                   return_launch: bool = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> list[ArrayT] | tuple[Any, ...]: ...
+
+
+@array_op(lists=("a_list", "b_list"))
 def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dtype=None, core_num: int = 24,
                    seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                    return_launch: bool = False, observers=(), kernel=None):

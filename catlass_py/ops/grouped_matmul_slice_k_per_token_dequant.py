@@ -4,7 +4,9 @@ a numpy-in / numpy-out function. The kernel is assembled by
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -15,6 +17,7 @@ from catlass_py.gemm import GemmCoord
 
 OUT_TYPES = ("bfloat16", "float16")
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_group_list,
@@ -23,6 +26,13 @@ from catlass_py.ops.operator import (
     check_shape,
     op_options,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=16)
@@ -54,6 +64,52 @@ def validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch):
     return g, m, n, k, out, str(gl.dtype)
 
 
+@overload
+def grouped_matmul_slice_k_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             return_report: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                                             kernel: Any = ..., options: LaunchParams | None = ...,
+                                             return_launch: Literal[False] = ...) -> ArrayT: ...
+
+
+@overload
+def grouped_matmul_slice_k_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             return_report: Literal[True], observers: Sequence[Observer] = ...,
+                                             kernel: Any = ..., options: LaunchParams | None = ...,
+                                             return_launch: Literal[False] = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def grouped_matmul_slice_k_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             return_report: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                                             kernel: Any = ..., options: LaunchParams | None = ...,
+                                             return_launch: Literal[True]) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_k_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             return_report: Literal[True], observers: Sequence[Observer] = ...,
+                                             kernel: Any = ..., options: LaunchParams | None = ...,
+                                             return_launch: Literal[True]) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_k_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             return_report: bool = ..., observers: Sequence[Observer] = ...,
+                                             kernel: Any = ..., options: LaunchParams | None = ...,
+                                             return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_scale, *, core_num: int = 24,
                                              seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
                                              return_report: bool = False, observers=(), kernel=None, options=None,

@@ -3,7 +3,9 @@ numpy-in / numpy-out function."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -13,6 +15,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_extent,
@@ -22,6 +25,13 @@ from catlass_py.ops.operator import (
     out_element,
     parse_layout,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -72,6 +82,47 @@ def validate_inputs(a, b, group_list, layout_b, segmented, out_dtype, core_num, 
     return g, m, n, k, elem, out
 
 
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: Literal[False] = ..., return_launch: Literal[False] = ...,
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: Literal[True], return_launch: Literal[False] = ...,
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: Literal[False] = ..., return_launch: Literal[True],
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: Literal[True], return_launch: Literal[True],
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: bool = ..., return_launch: bool = ..., observers: Sequence[Observer] = ...,
+                           kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def grouped_matmul_slice_m(a, b, group_list, *, layout_b="column", segmented: bool = False, out_dtype=None,
                            core_num: int = 24, seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
                            options=None, return_report: bool = False, return_launch: bool = False, observers=(),

@@ -4,7 +4,9 @@ full-size workspace) as a numpy-in / numpy-out function. The kernel is assembled
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -14,6 +16,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_group_list,
@@ -23,6 +26,13 @@ from catlass_py.ops.operator import (
     op_options,
     parse_out_dtype,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 SCALE_TYPES = ("float32", "float16", "bfloat16")
 OUT_TYPES = ("float16", "bfloat16")
@@ -61,6 +71,58 @@ def validate_inputs(a, b, group_list, scale, per_token_scale, out_dtype, core_nu
     return g, m, n, k, out, sdt, str(gl.dtype)
 
 
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ...,
+                                                 return_report: Literal[False] = ...,
+                                                 return_launch: Literal[False] = ...,
+                                                 observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ..., return_report: Literal[True],
+                                                 return_launch: Literal[False] = ...,
+                                                 observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ...,
+                                                 return_report: Literal[False] = ..., return_launch: Literal[True],
+                                                 observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ..., return_report: Literal[True],
+                                                 return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                                                 kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ..., return_report: bool = ...,
+                                                 return_launch: bool = ..., observers: Sequence[Observer] = ...,
+                                                 kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, per_token_scale, *, out_dtype=None,
                                                  core_num: int = 24, seed: int | None = None,
                                                  arch: ArchSpec | str = ATLAS_A2, options=None,

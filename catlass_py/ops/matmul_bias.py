@@ -3,7 +3,9 @@ function."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
@@ -12,6 +14,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_extent,
@@ -20,6 +23,13 @@ from catlass_py.ops.operator import (
     out_element,
     parse_layout,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 #: input element -> bias elements the BT path accepts (CATLASS rejects bf16 bias; the BT holds the accumulator)
 BIAS_ELEMENTS = {"float16": ("float16", "float32"), "bfloat16": ("float32",), "int8": ("int32",)}
@@ -55,6 +65,42 @@ def validate_inputs(a, b, bias, layout_a, layout_b, out_dtype, core_num, arch):
     return m, n, k, elem, get_dtype(bias.dtype).name, out
 
 
+@overload
+def matmul_bias(a: ArrayT, b: ArrayLike, bias: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def matmul_bias(a: ArrayT, b: ArrayLike, bias: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[True], return_launch: Literal[False] = ...,
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def matmul_bias(a: ArrayT, b: ArrayLike, bias: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[False] = ..., return_launch: Literal[True],
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def matmul_bias(a: ArrayT, b: ArrayLike, bias: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[True], return_launch: Literal[True],
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def matmul_bias(a: ArrayT, b: ArrayLike, bias: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def matmul_bias(a, b, bias, *, layout_a="row", layout_b="row", out_dtype=None, core_num: int = 24,
                 seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                 return_launch: bool = False, observers=(), kernel=None):

@@ -21,13 +21,26 @@ budget (:mod:`catlass_py.arch.budget`; ``options.memory_limit``): :meth:`OpOptio
 both for a :class:`~catlass_py.kernel.DeviceGemm` operator, :meth:`OpOptions.reserve` checks a footprint an
 operator computed itself. Too much is a :class:`~catlass_py.errors.CapacityError` naming the figure and the
 budget.
+
+Every array operand may be any array object: a numpy array, or anything with ``__dlpack__`` (the DLPack
+protocol: torch, jax, cupy arrays in host memory, ...) or ``__array__`` - bf16 and fp8 included, which numpy's
+own ``from_dlpack`` refuses (:func:`to_numpy`). The :func:`array_op` decorator converts an operator's operands
+and gives the result back as a torch tensor when the first operand is one (:func:`like_input`); torch is never
+imported unless the caller's tensors are torch's.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import inspect
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union
 
 import numpy as np
+from numpy.typing import NDArray
 
 from catlass_py.analysis.workload import WorkloadRecorder, WorkloadReport
 from catlass_py.arch.budget import Footprint, array_bytes, check_footprint, core_buffer_bytes, workspace_size
@@ -53,6 +66,212 @@ _LAYOUTS = {
     "row": RowMajor, "row_major": RowMajor, "rowmajor": RowMajor, "nd": RowMajor,
     "column": ColumnMajor, "col": ColumnMajor, "column_major": ColumnMajor, "columnmajor": ColumnMajor,
 }
+
+
+# -- array interop: DLPack / __array__ in, the caller's kind of array out -------------------------------------
+
+if TYPE_CHECKING:
+    import torch
+
+
+class SupportsArray(Protocol):
+    """Anything numpy can read with ``np.asarray`` through ``__array__``."""
+
+    def __array__(self) -> NDArray[Any]: ...
+
+
+class SupportsDLPack(Protocol):
+    """Anything that exports its memory through the DLPack protocol (torch, jax, cupy, ...)."""
+
+    def __dlpack__(self) -> Any: ...
+
+
+#: an operand: a numpy array or any array object (the static type of an operator's arguments)
+ArrayLike = Union[NDArray[Any], SupportsArray, SupportsDLPack]
+#: the kind of array an operator returns: that of its first operand (numpy for anything but a torch tensor)
+ArrayT = TypeVar("ArrayT", NDArray[Any], "torch.Tensor")
+#: an element type: a registry name or alias ('bf16'), a numpy dtype or scalar type, an ml_dtypes type
+DTypeLike = Union[str, np.dtype, type, None]
+#: a storage order: 'row' / 'column' (or 'row_major', ...), or the layout class RowMajor / ColumnMajor
+LayoutLike = Union[str, type]
+
+#: torch dtype name -> (a same-size integer torch dtype, the registry dtype numpy holds it as); numpy has none
+#: of these types, so they cross as their bits
+_TORCH_BITS = {"bfloat16": ("int16", "bfloat16"), "float8_e4m3fn": ("uint8", "float8_e4m3fn"),
+               "float8_e5m2": ("uint8", "float8_e5m2"), "float8_e8m0fnu": ("uint8", "float8_e8m0fnu")}
+#: DLPack ``DLDataTypeCode`` (dlpack.h) of the types numpy's from_dlpack refuses -> (bits, registry dtype)
+_DLPACK_BITS = {4: (16, "bfloat16"), 10: (8, "float8_e4m3fn"), 12: (8, "float8_e5m2"), 14: (8, "float8_e8m0fnu")}
+_DL_UINT = 1
+#: DLPack device types whose memory the host reads directly (kDLCPU, kDLCUDAHost, kDLROCMHost, kDLCUDAManaged)
+_DL_HOST_DEVICES = {1, 3, 11, 13}
+
+
+def _torch_module(x) -> Any:
+    """The torch module if ``x`` is a torch tensor (torch is then imported already), else None."""
+    torch = sys.modules.get("torch")
+    return torch if torch is not None and isinstance(x, torch.Tensor) else None
+
+
+def _from_torch(name: str, t, torch) -> np.ndarray:
+    if t.layout != torch.strided:
+        raise ArgumentError(f"{name}: expected a dense (strided) tensor, got layout {t.layout}")
+    if t.device.type != "cpu":
+        raise ArgumentError(f"{name}: expected a tensor in host memory (the simulator reads host arrays), got one "
+                            f"on {t.device}; move it with .cpu()")
+    t = t.detach().resolve_conj().resolve_neg()
+    kind = str(t.dtype).removeprefix("torch.")
+    if kind in _TORCH_BITS:
+        bits, dtype = _TORCH_BITS[kind]
+        return t.view(getattr(torch, bits)).numpy().view(get_dtype(dtype).numpy)
+    return t.numpy()
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+# DLManagedTensorVersioned (DLPack >= 1.0) puts its DLTensor after the version (2 x uint32), manager_ctx,
+# deleter and flags (uint64); the legacy DLManagedTensor starts with it.
+_VERSIONED_TENSOR_OFFSET = 8 + 2 * ctypes.sizeof(ctypes.c_void_p) + 8
+
+
+class _Capsule:
+    """A DLPack producer around a capsule already taken from one (what numpy's ``from_dlpack`` needs)."""
+
+    def __init__(self, capsule, device):
+        self._capsule, self._device = capsule, device
+
+    def __dlpack__(self, **_kw):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return self._device
+
+
+def _dl_tensor(capsule) -> tuple[_DLTensor, bool]:
+    """The DLTensor inside a DLPack capsule, and whether the capsule is a versioned one."""
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    cname = get_name(capsule)
+    address = get_pointer(capsule, cname)
+    versioned = cname == b"dltensor_versioned"
+    offset = _VERSIONED_TENSOR_OFFSET if versioned else 0
+    return _DLTensor.from_address(address + offset), versioned
+
+
+def _from_dlpack(name: str, x) -> np.ndarray:
+    device = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
+    if int(device[0]) not in _DL_HOST_DEVICES:
+        raise ArgumentError(f"{name}: expected an array in host memory (the simulator reads host arrays), got one "
+                            f"on DLPack device type {int(device[0])}; copy it to the host first")
+    try:
+        capsule = x.__dlpack__()
+    except TypeError:
+        capsule = x.__dlpack__(stream=None)
+    tensor, _ = _dl_tensor(capsule)
+    code, bits = int(tensor.dtype.code), int(tensor.dtype.bits)
+    view = None
+    if code in _DLPACK_BITS and _DLPACK_BITS[code][0] == bits and tensor.dtype.lanes == 1:
+        view = get_dtype(_DLPACK_BITS[code][1]).numpy
+        tensor.dtype.code = _DL_UINT  # the same bits as an unsigned integer, which numpy knows
+    try:
+        arr = np.from_dlpack(_Capsule(capsule, device))
+    except (BufferError, TypeError, ValueError, RuntimeError) as exc:
+        raise ArgumentError(f"{name}: cannot read {type(x).__name__} through DLPack: {exc}") from None
+    return arr if view is None else arr.view(view)
+
+
+def to_numpy(name: str, x) -> np.ndarray:
+    """``x`` as a numpy array, without a copy where possible and never modifying it: a numpy array as it is; a
+    torch tensor (on the CPU; detached) through its bits for bf16/fp8; anything with ``__dlpack__`` through DLPack
+    (bf16 and fp8 as ml_dtypes arrays); anything else with ``__array__`` through ``np.asarray``. An
+    :class:`ArgumentError` names the operand for anything else (lists included) or memory the host cannot read."""
+    if isinstance(x, np.ndarray):
+        return x
+    torch = _torch_module(x)
+    if torch is not None:
+        return _from_torch(name, x, torch)
+    if hasattr(x, "__dlpack__"):
+        return _from_dlpack(name, x)
+    if hasattr(x, "__array__"):
+        arr = np.asarray(x)
+        if arr.dtype == object:
+            raise ArgumentError(f"{name}: expected an array of numbers, got {type(x).__name__} of Python objects")
+        return arr
+    raise ArgumentError(f"{name}: expected an array (numpy, or any object with __dlpack__ or __array__ such as a "
+                        f"torch tensor or a jax array), got {type(x).__name__}")
+
+
+def to_torch(x: np.ndarray) -> Any:
+    """A numpy result as a torch tensor sharing its memory (bf16 and fp8 through their bits); torch must be
+    importable."""
+    import torch
+
+    kind = x.dtype.name
+    if kind in _TORCH_BITS:
+        bits, _ = _TORCH_BITS[kind]
+        return torch.from_numpy(np.ascontiguousarray(x).view(getattr(np, bits))).view(getattr(torch, kind))
+    return torch.from_numpy(x if x.flags.writeable else x.copy())
+
+
+def like_input(first, out):
+    """The operator's result ``out`` (an array, a list of arrays, or a tuple whose first item is one) in the kind
+    of the caller's first operand ``first``: torch tensors for a torch tensor (or a list of them), numpy
+    otherwise."""
+    probe = first[0] if isinstance(first, (list, tuple)) and first else first
+    if _torch_module(probe) is None:
+        return out
+
+    def conv(v):
+        return [to_torch(a) for a in v] if isinstance(v, list) else to_torch(v)
+
+    if isinstance(out, tuple):
+        return (conv(out[0]), *out[1:])
+    return conv(out)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def array_op(fn: F | None = None, *, lists: tuple[str, ...] = ()) -> Any:
+    """Decorator of an operator: its positional parameters (the array operands) go through :func:`to_numpy`
+    before the call - element by element for the parameters named in ``lists`` (``a_list``, ...) - and the
+    result comes back in the kind of the first operand (:func:`like_input`). ``@array_op`` or
+    ``@array_op(lists=("a_list", "b_list"))``."""
+    if fn is None:
+        return functools.partial(array_op, lists=lists)
+    sig = inspect.signature(fn)
+    operands = [p.name for p in sig.parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        first = bound.arguments.get(operands[0]) if operands else None
+        for name in operands:
+            if name not in bound.arguments:
+                continue
+            value = bound.arguments[name]
+            if name in lists:
+                if isinstance(value, (list, tuple)):
+                    bound.arguments[name] = [to_numpy(f"{name}[{i}]", v) for i, v in enumerate(value)]
+            else:
+                bound.arguments[name] = to_numpy(name, value)
+        return like_input(first, fn(*bound.args, **bound.kwargs))
+
+    return wrapper
 
 
 # -- the keyword set ----------------------------------------------------------------------------------
@@ -219,10 +438,9 @@ def parse_layout(name: str, value) -> type:
 
 
 def as_array(name: str, x, dtypes, ndim: int) -> np.ndarray:
-    """``x`` as a numpy array, checked for one of ``dtypes`` (registry names) and rank ``ndim``. Never copies
-    or modifies the caller's array."""
-    if not isinstance(x, np.ndarray):
-        raise ArgumentError(f"{name}: expected a numpy array, got {type(x).__name__}")
+    """``x`` as a numpy array (:func:`to_numpy`: any array object), checked for one of ``dtypes`` (registry
+    names) and rank ``ndim``. Never copies or modifies the caller's array."""
+    x = to_numpy(name, x)
     element_of(name, x, (dtypes,) if isinstance(dtypes, str) else tuple(dtypes))
     if x.ndim != ndim:
         raise ArgumentError(f"{name}: expected a {ndim}-D array, got shape {x.shape}")
@@ -343,6 +561,16 @@ def gm_output(name: str, x: np.ndarray, dtype=None) -> GlobalTensor:
 
 __all__ = [
     "ALLOWED_OUT",
+    "ArrayLike",
+    "ArrayT",
+    "DTypeLike",
+    "LayoutLike",
+    "SupportsArray",
+    "SupportsDLPack",
+    "array_op",
+    "like_input",
+    "to_numpy",
+    "to_torch",
     "DEFAULT_OUT",
     "FLOAT_OUT_TYPES",
     "FLOAT_TYPES",

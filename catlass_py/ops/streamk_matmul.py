@@ -3,7 +3,9 @@ function. The kernel is assembled by :mod:`catlass_py.assemblies.streamk_matmul`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
@@ -12,12 +14,20 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.layout import RowMajor
 from catlass_py.ops.operator import (
     FLOAT_TYPES,
+    array_op,
     check_core_num,
     check_matmul_operands,
     check_positive,
     op_options,
     parse_layout,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -35,6 +45,42 @@ def validate_inputs(a, b, core_num, arch) -> tuple[int, int, int, str]:
     return m, n, k, element
 
 
+@overload
+def streamk_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   return_report: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+                   options: LaunchParams | None = ..., return_launch: Literal[False] = ...) -> ArrayT: ...
+
+
+@overload
+def streamk_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   return_report: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...,
+                   options: LaunchParams | None = ..., return_launch: Literal[False] = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def streamk_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   return_report: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+                   options: LaunchParams | None = ..., return_launch: Literal[True]) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def streamk_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   return_report: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...,
+                   options: LaunchParams | None = ..., return_launch: Literal[True]) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def streamk_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: bool = ...,
+                   observers: Sequence[Observer] = ..., kernel: Any = ..., options: LaunchParams | None = ...,
+                   return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def streamk_matmul(a, b, *, layout_a="row_major", layout_b="row_major", core_num: int = 24, seed: int | None = None,
                    arch: ArchSpec | str = ATLAS_A2, return_report: bool = False, observers=(), kernel=None,
                    options=None, return_launch: bool = False):
