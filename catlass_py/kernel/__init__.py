@@ -6,6 +6,7 @@ workspace + epilogue mix kernels (:class:`WorkspaceEpilogueKernel`)."""
 from catlass_py.kernel.basic_matmul import BasicMatmul
 from catlass_py.kernel.batched_matmul import BatchedMatmul
 from catlass_py.kernel.device_gemm import DeviceGemm
+from catlass_py.kernel.fa_infer import FAInferKernel
 from catlass_py.kernel.gemm_kernel import GemmKernel
 from catlass_py.kernel.grouped_matmul import GroupedMatmul
 from catlass_py.kernel.grouped_matmul_slice_k import GroupedMatmulSliceK, MemFill
@@ -33,6 +34,7 @@ __all__ = [
     "BasicMatmul",
     "BatchedMatmul",
     "DeviceGemm",
+    "FAInferKernel",
     "GemmKernel",
     "GroupedMatmul",
     "GroupedMatmulSliceK",

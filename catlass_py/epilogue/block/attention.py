@@ -1,0 +1,15 @@
+"""The attention BlockEpilogues (CATLASS examples 19 and 23), registered with
+:func:`~catlass_py.epilogue.block.BlockEpilogue` under their policies
+(:mod:`catlass_py.epilogue.dispatch_policy_attention`)."""
+
+from __future__ import annotations
+
+from catlass_py.epilogue.block.block_epilogue import register_block_epilogue
+from catlass_py.epilogue.block.online_softmax_no_mask import BlockEpilogueOnlineSoftmax
+from catlass_py.epilogue.block.rescale_o_no_split_row import BlockEpilogueRescaleO
+from catlass_py.epilogue.dispatch_policy_attention import EpilogueAtlasA2OnlineSoftmax, EpilogueAtlasA2RescaleO
+
+register_block_epilogue(EpilogueAtlasA2OnlineSoftmax, BlockEpilogueOnlineSoftmax)
+register_block_epilogue(EpilogueAtlasA2RescaleO, BlockEpilogueRescaleO)
+
+__all__ = ["BlockEpilogueOnlineSoftmax", "BlockEpilogueRescaleO"]
