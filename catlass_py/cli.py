@@ -227,7 +227,11 @@ def _run(ns, console: Console, err: Console) -> int:
 def main(argv=None) -> int:
     """Entry point of the ``catlass-py`` console script."""
     parser = _parser()
-    ns = parser.parse_args(argv)
+    ns, extra = parser.parse_known_args(argv)
+    if extra:  # an example's own options (CATLASS's --dtype ...) go to the example with its positional arguments
+        if ns.command != "run":
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        ns.args = list(ns.args) + extra
     console = Console()
     err = Console(stderr=True)
     try:

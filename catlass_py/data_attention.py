@@ -7,6 +7,9 @@
   ``i`` = ``[maxBlocks * i + j]``; ``maskType = 1`` gives the ``triu(ones(1024, 1024), 1)`` mask. Varied
   lengths (``isVariedLen = 1``) come from Python's ``random.randint`` exactly as the script draws them, but from
   ``random.Random(1)`` (the script leaves Python's generator unseeded, so its lengths differ on every run).
+* :func:`example19_inputs` -- ``examples/19_mla/gen_data.py``: ``np.random.seed(1)``, Q (``[tokens, heads, 576]``)
+  and the K cache (``[numBlocks, 128, 1, 576]``) from ``np.random.uniform(-1, 1)`` cast to fp16 / bf16, split into
+  the 512 "nope" and the 64 rope columns (V is the nope part of K); block table row ``i`` = ``[maxBlocks * i + j]``.
 """
 
 from __future__ import annotations
@@ -90,4 +93,42 @@ def example23_inputs(batch: int, q_seqlen: int, kv_seqlen: int, num_heads: int, 
     return Example23Inputs(query, key, value, table, np.asarray(q_list, np.int64), np.asarray(kv_list, np.int64), mask)
 
 
-__all__ = ["Example23Inputs", "example23_inputs", "gen_seqlen"]
+@dataclass
+class Example19Inputs:
+    """Host inputs of CATLASS example 19 (``19_mla``), as ``gen_data.py`` writes them."""
+
+    q: np.ndarray  # [num_tokens, num_heads, 512]
+    q_rope: np.ndarray  # [num_tokens, num_heads, 64]
+    k: np.ndarray  # [num_blocks, 128, 1, 512] (V is the same data)
+    k_rope: np.ndarray  # [num_blocks, 128, 1, 64]
+    block_table: np.ndarray  # int32 [batch, max_blocks]
+    q_seqlen: np.ndarray  # int32 [batch]
+    kv_seqlen: np.ndarray  # int32 [batch]
+
+
+MLA_EMBED = 512
+MLA_EMBED_ROPE = 64
+
+
+def example19_inputs(batch: int, q_seqlen_list, kv_seqlen_list, num_heads: int, num_blocks: int, block_size: int,
+                     dtype: str = "half") -> Example19Inputs:
+    """The data ``gen_data.py batch "qSeqlenList" "kvSeqlenList" numHeads numBlocks blockSize dtype`` writes."""
+    t = _np_dtype(dtype)
+    q_list = [int(v) for v in q_seqlen_list]
+    kv_list = [int(v) for v in kv_seqlen_list]
+    if len(q_list) != batch or len(kv_list) != batch:
+        raise ArgumentError(f"q_seqlen_list / kv_seqlen_list: expected {batch} lengths each, got {len(q_list)} and "
+                            f"{len(kv_list)}")
+    rs = np.random.RandomState(1)
+    num_tokens = sum(q_list)
+    head_qk = MLA_EMBED + MLA_EMBED_ROPE
+    query = rs.uniform(-1.0, 1.0, size=(num_tokens, num_heads, head_qk)).astype(t)
+    key = rs.uniform(-1.0, 1.0, size=(num_blocks, block_size, 1, head_qk)).astype(t)
+    max_blocks = (max(kv_list) + block_size - 1) // block_size
+    table = (max_blocks * np.arange(batch)[:, None] + np.arange(max_blocks)[None, :]).astype(np.int32)
+    return Example19Inputs(np.ascontiguousarray(query[:, :, :MLA_EMBED]), np.ascontiguousarray(query[:, :, MLA_EMBED:]),
+                           np.ascontiguousarray(key[..., :MLA_EMBED]), np.ascontiguousarray(key[..., MLA_EMBED:]),
+                           table, np.asarray(q_list, np.int32), np.asarray(kv_list, np.int32))
+
+
+__all__ = ["Example19Inputs", "Example23Inputs", "example19_inputs", "example23_inputs", "gen_seqlen"]

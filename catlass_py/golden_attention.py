@@ -10,7 +10,11 @@ plus float64 references for the error budget.
 * :func:`attention_fp64` -- the same attention with every step in float64 and masked scores at ``-inf``, from the
   same fp16/bf16 inputs: the error budget of the kernel against exact arithmetic.
 
-Both take the paged cache with its block table, or the contiguous ``[tokens, kv_heads, d]`` cache.
+* :func:`mla` -- example 19's ``ref_masked_attention`` (no mask): ``S = [Q, Q_rope] [K, K_rope]^T`` in float32
+  times ``1 / sqrt(576)``, a float32 softmax, then ``O_high = P V`` in float32 (``golden.bin``) and
+  ``O_low = cast(P) V`` cast to the data type (``cpu_low.bin``), V being the 512 "nope" columns of K.
+
+The FAI functions take the paged cache with its block table, or the contiguous ``[tokens, kv_heads, d]`` cache.
 """
 
 from __future__ import annotations
@@ -100,4 +104,29 @@ def attention_fp64(q: np.ndarray, k: np.ndarray, v: np.ndarray, q_seqlen, kv_seq
     return out
 
 
-__all__ = ["attention_fp64", "flash_attention_infer"]
+def mla(q, q_rope, k, k_rope, block_table, q_seqlen, kv_seqlen, *, fp64: bool = False):
+    """Example 19's golden: ``(o_high float32, o_low in Q's dtype)`` ``[tokens, heads, 512]``; with ``fp64`` the
+    same attention in float64 (returned twice)."""
+    dtype = q.dtype
+    heads, d = q.shape[1], q.shape[2]
+    qc = np.concatenate([q, q_rope], axis=-1)
+    kc = np.concatenate([k, k_rope], axis=-1)
+    scale = 1.0 / ((qc.shape[-1]) ** 0.5)
+    work = np.float64 if fp64 else np.float32
+    high = np.zeros(q.shape, dtype=work)
+    low = np.zeros(q.shape, dtype=dtype)
+    for _b, start, ql, kl, qb, kb, vb in _batches(qc, kc, kc[..., :d], q_seqlen, kv_seqlen, block_table):
+        qh = np.transpose(qb, (1, 0, 2)).astype(work)              # [heads, ql, 576]
+        kh = np.transpose(kb, (1, 2, 0)).astype(work)              # [1, 576, kl]
+        vh = np.transpose(vb, (1, 0, 2)).astype(work)              # [1, kl, 512]
+        sim = np.matmul(qh, kh) * (float(scale) if fp64 else np.float32(scale))
+        e = np.exp(sim - np.max(sim, axis=-1, keepdims=True))
+        p = e / np.sum(e, axis=-1, keepdims=True)
+        high[start:start + ql] = np.transpose(np.matmul(p, vh), (1, 0, 2))
+        if not fp64:
+            o = np.matmul(p.astype(dtype).astype(np.float32), vh)
+            low[start:start + ql] = np.transpose(o, (1, 0, 2)).astype(dtype)
+    return (high, high) if fp64 else (high, low)
+
+
+__all__ = ["attention_fp64", "flash_attention_infer", "mla"]

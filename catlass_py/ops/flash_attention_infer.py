@@ -154,6 +154,10 @@ def validate_inputs(q, k, v, *, actual_seq_lengths=None, actual_seq_lengths_kv=N
             if mask_arr.shape != (MASK_SIDE, MASK_SIDE):
                 raise ArgumentError(f"mask: the kernel reads the mask with a row stride of {MASK_SIDE}; expected shape "
                                     f"({MASK_SIDE}, {MASK_SIDE}), got {mask_arr.shape}")
+        if not paged:
+            raise ArgumentError("mask: needs the paged KV cache; CATLASS's FAI blocks ignore the masked stack's start "
+                                "offset (maskTailS) with a contiguous cache (getKVOffset), which gives wrong results "
+                                "whenever a masked stack starts inside a 128-token KV block")
         longer = q_len > kv_len
         if longer.any():
             i = int(np.argmax(longer))

@@ -215,10 +215,13 @@ def accesses(t: LocalTensor, key: tuple, builder=None) -> tuple:
 
 
 def _emit(dst: LocalTensor, op: str, reads: tuple, writes: tuple, elements: int, info=None) -> None:
+    """Publish the instruction; ``reads`` / ``writes`` are ``(tensor, key[, builder])`` operand descriptions,
+    turned into MemAccess records only when an observer listens."""
     ctx = dst.ctx
     if ctx is not None and ctx.bus.instructions:
-        ctx.emit(Pipe.V, op, flops=elements, nbytes=dst.dtype.nbytes(elements), local_reads=reads,
-                 local_writes=writes, info=info)
+        ctx.emit(Pipe.V, op, flops=elements, nbytes=dst.dtype.nbytes(elements),
+                 local_reads=sum((accesses(*r) for r in reads), ()),
+                 local_writes=sum((accesses(*w) for w in writes), ()), info=info)
 
 
 def _lanes_per_repeat(*tensors: LocalTensor) -> int:
@@ -268,7 +271,7 @@ def _binary(op: str, dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, rep
         with np.errstate(all="ignore"):
             res = _BINARY[op](a, b)
         _view_for(dst, i_d)[i_d] = _round_to(res, dst)
-    _emit(dst, op, accesses(src0, k_0) + accesses(src1, k_1), accesses(dst, k_d), i_d.size,
+    _emit(dst, op, ((src0, k_0), (src1, k_1)), ((dst, k_d),), i_d.size,
           {"dtype": dst.dtype.name, "repeat": repeat})
 
 
@@ -314,7 +317,7 @@ def _unary(op: str, fn, dst: LocalTensor, src: LocalTensor, repeat: int, params:
         with np.errstate(all="ignore"):
             res = fn(_view_for(src, i_s)[i_s])
         _view_for(dst, i_d)[i_d] = res
-    _emit(dst, op, accesses(src, k_s), accesses(dst, k_d), i_d.size, info)
+    _emit(dst, op, ((src, k_s),), ((dst, k_d),), i_d.size, info)
 
 
 def _same(op: str, dst: LocalTensor, src: LocalTensor) -> None:
@@ -346,6 +349,13 @@ def vexp(dst, src, repeat: int, params: UnaryRepeatParams = UnaryRepeatParams())
            {"dtype": dst.dtype.name, "repeat": repeat})
 
 
+def vln(dst, src, repeat: int, params: UnaryRepeatParams = UnaryRepeatParams()) -> None:
+    """Ascend C ``Ln<T, false>``: ``dst = ln(src)`` (numpy's float32 ``log``)."""
+    _same("Ln", dst, src)
+    _unary("Ln", lambda v: _round_to(np.log(_compute_view(v, dst)), dst), dst, src, repeat, params,
+           {"dtype": dst.dtype.name, "repeat": repeat})
+
+
 def vcast(dst, src, round_mode: RoundMode, repeat: int, params: UnaryRepeatParams = UnaryRepeatParams()) -> None:
     """Ascend C ``Cast<DstT, SrcT, false>(dst, src, roundMode, mask, repeatTimes, repeatParams)``: one repeat
     converts 256 bytes of the wider type (64 elements for fp32 <-> fp16/bf16)."""
@@ -363,7 +373,7 @@ def duplicate(dst, scalar, repeat: int, dst_blk_stride: int = 1, dst_rep_stride:
     i_d = _index(*k_d)
     if i_d.size:
         _view_for(dst, i_d)[i_d] = _scalar(dst, scalar)
-    _emit(dst, "Duplicate", (), accesses(dst, k_d), i_d.size, {"dtype": dst.dtype.name, "repeat": repeat})
+    _emit(dst, "Duplicate", (), ((dst, k_d),), i_d.size, {"dtype": dst.dtype.name, "repeat": repeat})
 
 
 # -- reductions -------------------------------------------------------------------------------------------
@@ -422,7 +432,7 @@ def _block_reduce(op: str, dst: LocalTensor, src: LocalTensor, repeat: int, dst_
                 res = np.where(bits[None], vals, work(-np.inf)).max(axis=-1)
         out = _block_out(*k_d)
         _view_for(dst, out)[out] = _round_to(res[:, list(active)], dst)
-    _emit(dst, op, accesses(src, k_s), accesses(dst, k_d, _block_out), repeat * len(k_s[1]),
+    _emit(dst, op, ((src, k_s),), ((dst, k_d, _block_out),), repeat * len(k_s[1]),
           {"dtype": dst.dtype.name, "repeat": repeat})
 
 
@@ -445,14 +455,14 @@ def _whole_reduce(op: str, dst: LocalTensor, src: LocalTensor, repeat: int, dst_
     if vals is not None:
         work = vals.dtype.type
         with np.errstate(all="ignore"):
-            if op == "WholeReduceSum":
+            if op in ("WholeReduceSum", "RepeatReduceSum"):
                 masked = np.where(bits[None], vals, work(0)).reshape(repeat, BLOCKS_PER_REPEAT, epb)
                 res = _tree_sum(_tree_sum(masked, vals.dtype), vals.dtype)
             else:
                 res = np.where(bits[None], vals, work(-np.inf)).max(axis=-1)
         out = _strided(*k_d)
         _view_for(dst, out)[out] = _round_to(res, dst)
-    _emit(dst, op, accesses(src, k_s), accesses(dst, k_d, _strided) if vals is not None else (),
+    _emit(dst, op, ((src, k_s),), ((dst, k_d, _strided),) if vals is not None else (),
           repeat * len(k_s[1]), {"dtype": dst.dtype.name, "repeat": repeat})
 
 
@@ -463,9 +473,61 @@ def whole_reduce_sum(dst, src, repeat: int, dst_rep_stride: int, src_blk_stride:
     _whole_reduce("WholeReduceSum", dst, src, repeat, dst_rep_stride, src_blk_stride, src_rep_stride)
 
 
+def repeat_reduce_sum(dst, src, repeat: int, dst_blk_stride: int, src_blk_stride: int, dst_rep_stride: int,
+                      src_rep_stride: int) -> None:
+    """Ascend C ``RepeatReduceSum<T, false>(dst, src, repeatTimes, mask, dstBlkStride, srcBlkStride, dstRepStride,
+    srcRepStride)``: the sum of each repeat's active elements, one result per repeat, ``dstRepStride`` elements
+    apart (summed like :func:`whole_reduce_sum`)."""
+    _whole_reduce("RepeatReduceSum", dst, src, repeat, dst_rep_stride, src_blk_stride, src_rep_stride)
+
+
 def whole_reduce_max(dst, src, repeat: int, dst_rep_stride: int, src_blk_stride: int, src_rep_stride: int) -> None:
     """Ascend C ``WholeReduceMax<T, false>(..., ReduceOrder::ORDER_ONLY_VALUE)``: each repeat's maximum."""
     _whole_reduce("WholeReduceMax", dst, src, repeat, dst_rep_stride, src_blk_stride, src_rep_stride)
+
+
+# -- count-based (level 2) forms ----------------------------------------------------------------------------
+def _count_op(op: str, fn, dst: LocalTensor, srcs: tuple, count: int, info=None) -> None:
+    _check_ub(op, dst, *srcs)
+    key = (count,)
+    if count:
+        with np.errstate(all="ignore"):
+            res = fn(*(s.view(count) for s in srcs))
+        dst.view(count)[:] = res
+    _emit(dst, op, tuple((s, key, _contiguous) for s in srcs), ((dst, key, _contiguous),), count, info)
+
+
+def vadd_count(dst, src0, src1, count: int) -> None:
+    """Ascend C ``Add(dst, src0, src1, count)`` (level 2: the first ``count`` elements; the mask register is
+    left as it was)."""
+    if not (dst.dtype == src0.dtype == src1.dtype):
+        raise ConfigError(f"Add: operands must share one dtype, got {dst.dtype}, {src0.dtype}, {src1.dtype}")
+    _count_op("Add", lambda a, b: _round_to(_compute_view(a, dst) + _compute_view(b, dst), dst), dst, (src0, src1),
+              count, {"dtype": dst.dtype.name, "count": count})
+
+
+def vln_count(dst, src, count: int) -> None:
+    """Ascend C ``Ln(dst, src, count)`` (level 2)."""
+    _same("Ln", dst, src)
+    _count_op("Ln", lambda v: _round_to(np.log(_compute_view(v, dst)), dst), dst, (src,), count,
+              {"dtype": dst.dtype.name, "count": count})
+
+
+def vcast_count(dst, src, round_mode: RoundMode, count: int) -> None:
+    """Ascend C ``Cast(dst, src, roundMode, count)`` (level 2)."""
+    mode = RoundMode(round_mode)
+    _count_op("Cast", lambda v: _cast(v, dst.dtype, mode), dst, (src,), count,
+              {"src": src.dtype.name, "dst": dst.dtype.name, "mode": mode.name, "count": count})
+
+
+def get_value(t: LocalTensor, index: int = 0):
+    """Ascend C ``LocalTensor::GetValue(index)``: one scalar read of UB by the scalar unit (PIPE_S)."""
+    _check_ub("GetValue", t)
+    value = t.view(index + 1)[index]
+    ctx = t.ctx
+    if ctx is not None and ctx.bus.instructions:
+        ctx.emit(Pipe.S, "GetValue", local_reads=(t.access(index, 1),))
+    return value.item() if t.dtype != dt.BFLOAT16 else float(value)
 
 
 # -- broadcast and copies ---------------------------------------------------------------------------------
@@ -478,7 +540,7 @@ def _brcb_dst(repeat: int, epb: int, blk: int, rep: int) -> np.ndarray:
     return idx
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=4096)
 def _contiguous(count: int) -> np.ndarray:
     idx = np.arange(count, dtype=np.int64)
     idx.flags.writeable = False
@@ -502,7 +564,7 @@ def brcb(dst: LocalTensor, src: LocalTensor, repeat: int, params: BrcbRepeatPara
             vals = vals.view(dst.dtype.numpy)
         out = _brcb_dst(*k_d)
         _view_for(dst, out)[out] = np.repeat(vals.reshape(repeat, BLOCKS_PER_REPEAT)[..., None], epb, axis=-1)
-    _emit(dst, "Brcb", accesses(src, k_s, _contiguous), accesses(dst, k_d, _brcb_dst),
+    _emit(dst, "Brcb", ((src, k_s, _contiguous),), ((dst, k_d, _brcb_dst),),
           repeat * BLOCKS_PER_REPEAT * epb, {"repeat": repeat})
 
 
@@ -530,7 +592,7 @@ def copy_ub_to_ub(dst: LocalTensor, src: LocalTensor, params: DataCopyParams) ->
         if src.dtype.numpy != dst.dtype.numpy:
             vals = vals.view(dst.dtype.numpy)
         _view_for(dst, i_d)[i_d] = vals
-    _emit(dst, "DataCopy", accesses(src, k_s, _bursts), accesses(dst, k_d, _bursts), i_d.size,
+    _emit(dst, "DataCopy", ((src, k_s, _bursts),), ((dst, k_d, _bursts),), i_d.size,
           {"blocks": params.block_count})
 
 
@@ -546,6 +608,12 @@ __all__ = [
     "brcb",
     "copy_ub_to_ub",
     "duplicate",
+    "get_value",
+    "repeat_reduce_sum",
+    "vadd_count",
+    "vcast_count",
+    "vln",
+    "vln_count",
     "element_runs",
     "reset_vector_mask",
     "set_mask_count_prefix",

@@ -75,7 +75,10 @@ class FAIBlockInstance:
                       block_size: int, mask_tail_s: int = 0) -> int:
         """CATLASS ``getKVOffset``: the element offset of KV block ``now_n_idx``, head-dimension piece ``k_idx``.
         With the paged cache it reads the block table (``GetValue``, PIPE_S) even for the index one past the
-        last block, as the C++ does for the "next" block of the last iteration (the value is never used)."""
+        last block, as the C++ does for the "next" block of the last iteration (the value is never used).
+        Like the C++, the contiguous-cache branch ignores ``mask_tail_s``: a masked stack that starts inside a
+        KV block reads K and V from the block's start there (CATLASS builds only the paged kernel, in example
+        23); ``ops.flash_attention_infer`` therefore refuses a mask with a contiguous cache."""
         if self.spec.paged_cache:
             block_table_id = int(gm_get_value(self.ctx, g_block_table, now_n_idx))
             return block_table_id * block_size * stride_kv + mask_tail_s * stride_kv + k_idx * EMBED_SPLIT_SIZE
