@@ -399,7 +399,8 @@ def _strided(repeat: int, stride: int) -> np.ndarray:
 
 
 def _reduce_source(op: str, dst: LocalTensor, src: LocalTensor, repeat: int, src_blk_stride: int,
-                   src_rep_stride: int):
+                   src_rep_stride: int, fill):
+    """(elements per block, mask bits, source key, the (repeat, lanes) values with ``fill`` in masked-out lanes)."""
     _check_ub(op, dst, src)
     _check_repeat(op, repeat)
     _same(op, dst, src)
@@ -407,29 +408,31 @@ def _reduce_source(op: str, dst: LocalTensor, src: LocalTensor, repeat: int, src
     n = BLOCKS_PER_REPEAT * epb
     mask = vector_mask(dst.ctx) & ((1 << n) - 1)
     bits = _mask_bits(mask, n)
-    k_s = (repeat, _lanes(mask, n), epb, src_blk_stride, src_rep_stride)
+    lanes = _lanes(mask, n)
+    k_s = (repeat, lanes, epb, src_blk_stride, src_rep_stride)
     vals = None
     if repeat and mask:
-        full = _index(repeat, tuple(range(n)), epb, src_blk_stride, src_rep_stride)
         work = np.float32 if src.dtype == dt.BFLOAT16 else src.dtype.numpy
-        vals = _view_for(src, full)[full].astype(work)
+        vals = np.full((repeat, n), fill, dtype=work)
+        i_s = _index(*k_s)
+        vals[:, list(lanes)] = _view_for(src, i_s)[i_s].astype(work)
     return epb, bits, k_s, vals
 
 
 def _block_reduce(op: str, dst: LocalTensor, src: LocalTensor, repeat: int, dst_rep_stride: int,
                   src_blk_stride: int, src_rep_stride: int) -> None:
-    epb, bits, k_s, vals = _reduce_source(op, dst, src, repeat, src_blk_stride, src_rep_stride)
+    fill = 0.0 if op == "BlockReduceSum" else -np.inf
+    epb, bits, k_s, vals = _reduce_source(op, dst, src, repeat, src_blk_stride, src_rep_stride, fill)
     bits = bits.reshape(BLOCKS_PER_REPEAT, epb)
     active = tuple(np.flatnonzero(bits.any(axis=1)).tolist())
     k_d = (repeat, active, _elements_per_block(dst), dst_rep_stride)
     if vals is not None:
         vals = vals.reshape(repeat, BLOCKS_PER_REPEAT, epb)
-        work = vals.dtype.type
         with np.errstate(all="ignore"):
             if op == "BlockReduceSum":
-                res = _tree_sum(np.where(bits[None], vals, work(0)), vals.dtype)
+                res = _tree_sum(vals, vals.dtype)
             else:
-                res = np.where(bits[None], vals, work(-np.inf)).max(axis=-1)
+                res = vals.max(axis=-1)
         out = _block_out(*k_d)
         _view_for(dst, out)[out] = _round_to(res[:, list(active)], dst)
     _emit(dst, op, ((src, k_s),), ((dst, k_d, _block_out),), repeat * len(k_s[1]),
@@ -450,16 +453,16 @@ def block_reduce_max(dst, src, repeat: int, dst_rep_stride: int, src_blk_stride:
 
 def _whole_reduce(op: str, dst: LocalTensor, src: LocalTensor, repeat: int, dst_rep_stride: int,
                   src_blk_stride: int, src_rep_stride: int) -> None:
-    epb, bits, k_s, vals = _reduce_source(op, dst, src, repeat, src_blk_stride, src_rep_stride)
+    summing = op in ("WholeReduceSum", "RepeatReduceSum")
+    epb, bits, k_s, vals = _reduce_source(op, dst, src, repeat, src_blk_stride, src_rep_stride,
+                                          0.0 if summing else -np.inf)
     k_d = (repeat, dst_rep_stride)
     if vals is not None:
-        work = vals.dtype.type
         with np.errstate(all="ignore"):
-            if op in ("WholeReduceSum", "RepeatReduceSum"):
-                masked = np.where(bits[None], vals, work(0)).reshape(repeat, BLOCKS_PER_REPEAT, epb)
-                res = _tree_sum(_tree_sum(masked, vals.dtype), vals.dtype)
+            if summing:
+                res = _tree_sum(_tree_sum(vals.reshape(repeat, BLOCKS_PER_REPEAT, epb), vals.dtype), vals.dtype)
             else:
-                res = np.where(bits[None], vals, work(-np.inf)).max(axis=-1)
+                res = vals.max(axis=-1)
         out = _strided(*k_d)
         _view_for(dst, out)[out] = _round_to(res, dst)
     _emit(dst, op, ((src, k_s),), ((dst, k_d, _strided),) if vals is not None else (),
