@@ -7,7 +7,7 @@
 O[t, h] = softmax([Q, Q_rope][t, h] [K, K_rope]_b^T / sqrt(576)) K_b for each query token t (1 to 4 per batch)
 and head h, with one latent KV head of 512 + 64 dimensions read through the block table of a paged cache (V is
 K's first 512 columns). ``qSeqlenList`` / ``kvSeqlenList`` are comma-separated (``"1,2" "256,512"``). The
-assembly follows ``mla_kernel.cpp`` (the generic kernel, ``numHeads != 128``; the C++ picks its TP1 / AMLA
+assembly (:mod:`catlass_py.assemblies.mla`) follows ``mla_kernel.cpp`` (the generic kernel, ``numHeads != 128``; the C++ picks its TP1 / AMLA
 kernels for 128 heads, which are not implemented here); the host data is ``gen_data.py``'s
 (``catlass_py.data_attention``), the golden its ``ref_masked_attention`` (``catlass_py.golden_attention.mla``),
 and the verdict CATLASS's ``golden::ComputeErrorMetrics(result, cpu_low, golden, 10.0, 2.0, 2.0)``
@@ -24,55 +24,17 @@ import numpy as np
 
 from catlass_py import golden_attention
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.mla import assemble
 from catlass_py.data_attention import example19_inputs
-from catlass_py.epilogue import BlockEpilogue
-from catlass_py.epilogue.dispatch_policy_attention import (
-    EpilogueAtlasA2MLAFDRescaleO,
-    EpilogueAtlasA2MLARescaleO,
-    EpilogueAtlasA2MLASoftmax,
-)
 from catlass_py.errors import ArgumentError
-from catlass_py.gemm import BlockMmad, GemmShape, GemmType
-from catlass_py.gemm.dispatch_policy_attention import MmadAtlasA2MLAPV, MmadAtlasA2MLAQK
-from catlass_py.kernel.mla import MLAKernel
-from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.kernel.mla_tiling import TILING_KVCORENUM
 from catlass_py.numerics.compare import error_metrics
+from catlass_py.ops.mla import launch_mla, validate_inputs
 from catlass_py.runner import ExampleResult, ExampleRun
 
 NAME = "19_mla"
 USAGE = "batch qSeqlenList kvSeqlenList numHeads numBlocks blockSize [--dtype DTYPE] [--device DEVICE_ID]"
 SUMMARY = "multi-head latent attention decode: paged latent KV (512 + 64), flash decoding, fp16/bf16 (MLAKernel)"
-
-
-def assemble(arch=ATLAS_A2, *, element="float16", compute_ele_num=6144):
-    """Build ``MLA<Dtype>``'s kernel like the C++ (``element`` 'float16' or 'bfloat16')."""
-    # 1. Types: Q, P, V, O RowMajor; K ColumnMajor (K^T); S, O_tmp, the update and lse fp32.
-    q_type = GemmType(element, RowMajor)
-    k_type = GemmType(element, ColumnMajor)
-    v_type = GemmType(element, RowMajor)
-    s_type = GemmType("float32", RowMajor)
-    p_type = GemmType(element, RowMajor)
-    mask_type = GemmType(element, RowMajor)
-    o_tmp_type = GemmType("float32", RowMajor)
-    o_type = GemmType(element, RowMajor)
-    update_type = GemmType("float32", RowMajor)
-    # 2. Tiles: L1TileShape::K is the 512 + 64 head dimensions; L0 = L1.
-    l1_tile_shape = GemmShape(128, 128, 576)
-    l0_tile_shape = l1_tile_shape
-    # 3. [Q, Q_rope] [K, K_rope]^T.
-    block_mmad_qk = BlockMmad(MmadAtlasA2MLAQK(), l1_tile_shape, l0_tile_shape, q_type, k_type, s_type)
-    # 4. Online softmax of one S tile.
-    epilogue_mla_softmax = BlockEpilogue(EpilogueAtlasA2MLASoftmax(), p_type, s_type, mask_type)
-    # 5. P V with V resident in L1.
-    block_mmad_pv = BlockMmad(MmadAtlasA2MLAPV(), l1_tile_shape, l0_tile_shape, p_type, v_type, o_tmp_type)
-    # 6. The running-output rescale.
-    epilogue_mla_rescale_o = BlockEpilogue(EpilogueAtlasA2MLARescaleO(), o_type, update_type, o_tmp_type)
-    # 7. The flash-decoding combine (COMPUTE_ELE_NUM 6144).
-    l_type = GemmType("float32", RowMajor)
-    epilogue_mla_fd_rescale_o = BlockEpilogue(EpilogueAtlasA2MLAFDRescaleO(compute_ele_num), o_type, l_type)
-    # 8. The kernel.
-    return MLAKernel(block_mmad_qk, block_mmad_pv, epilogue_mla_softmax, epilogue_mla_rescale_o,
-                     epilogue_mla_fd_rescale_o)
 
 
 def _int_list(name: str, text: str) -> list[int]:
@@ -144,8 +106,6 @@ class _Verdict:
 
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
     """Run the example with CATLASS's arguments (see :func:`parse_args`)."""
-    from catlass_py.ops.mla import launch_mla, validate_inputs
-
     a = parse_args(argv)
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
@@ -154,7 +114,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     problem = validate_inputs(x.q, x.q_rope, x.k, x.k_rope, x.block_table, x.q_seqlen, x.kv_seqlen)
     element = "bfloat16" if a["dtype"] == "bf16" else "float16"
     kernel = assemble(arch, element=element)
-    blocks = sum(int(q) * 0 + -(-int(kv) // 128) for q, kv in zip(x.q_seqlen, x.kv_seqlen))
+    blocks = sum(-(-int(kv) // 128) for kv in x.kv_seqlen)
     obs = ex.observers(blocks)
     with ex.timing():
         o, launch_result, tiling = launch_mla(kernel, problem, x.q, x.q_rope, x.k, x.k_rope, core_num=ex.core_num,
@@ -169,7 +129,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
         shape={"batch": a["batch"], "numHeads": a["numHeads"], "numBlocks": a["numBlocks"], "blockSize": a["blockSize"]},
         details={
             "dtype": a["dtype"], "q_seqlen": a["qSeqlenList"], "kv_seqlen": a["kvSeqlenList"],
-            "kv_split_cores": int(tiling[16]), "mare_ratio": metrics.mare_ratio, "mere_ratio": metrics.mere_ratio,
+            "kv_split_cores": int(tiling[TILING_KVCORENUM]), "mare_ratio": metrics.mare_ratio, "mere_ratio": metrics.mere_ratio,
             "rmse_ratio": metrics.rmse_ratio, "max_abs_error_vs_fp64": float(diff.max()),
         },
     )

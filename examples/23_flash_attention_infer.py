@@ -6,8 +6,9 @@
 
 O[t, h] = softmax(Q[t, h] K_b^T / sqrt(d) + mask) V_b for every token t of batch b and query head h (GQA: KV head
 h // (numHeads / kvHeads)), K/V read from a paged cache of 128-token blocks through the block table. The assembly
-follows ``fai_kernel.cpp`` step by step; the host data is ``gen_data.py``'s (``catlass_py.data_attention``), the
-golden its ``ref_masked_attention`` (``catlass_py.golden_attention``), and the compare CATLASS's
+(:mod:`catlass_py.assemblies.flash_attention_infer`) follows ``fai_kernel.cpp`` step by step; the host data is
+``gen_data.py``'s (``catlass_py.data_attention``), the golden its ``ref_masked_attention``
+(``catlass_py.golden_attention``), and the compare CATLASS's
 ``golden::CompareData(result, golden, kvSeqlen)`` (``examples/common/golden/compare_data.hpp``: an element fails
 when ``|o - golden| > rtol * max(1, |golden|)``, rtol 1/256 for kvSeqlen < 2048, else 1/128).
 """
@@ -20,60 +21,17 @@ import numpy as np
 
 from catlass_py import golden_attention
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.flash_attention_infer import assemble
 from catlass_py.data_attention import example23_inputs
-from catlass_py.epilogue import BlockEpilogue
-from catlass_py.epilogue.dispatch_policy_attention import EpilogueAtlasA2OnlineSoftmax, EpilogueAtlasA2RescaleO
 from catlass_py.errors import ArgumentError
-from catlass_py.gemm import BlockMmad, GemmShape, GemmType
-from catlass_py.gemm.dispatch_policy_attention import (
-    MmadAtlasA2FAIPV,
-    MmadAtlasA2FAIQK,
-    MmadAtlasA2FAITailPV,
-    MmadAtlasA2FAITailQK,
-)
-from catlass_py.kernel import FAInferKernel
-from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.kernel.fa_infer import q_n_block_tile, q_s_block_tile
 from catlass_py.numerics.compare import compare_data
+from catlass_py.ops.flash_attention_infer import flash_attention_infer, validate_inputs
 from catlass_py.runner import ExampleResult, ExampleRun
 
 NAME = "23_flash_attention_infer"
 USAGE = "batch qSeqlen kvSeqlen numHeads kvHeads embeddingSize isVariedLen maskType [--dtype DTYPE] [--device DEVICE_ID]"
 SUMMARY = "flash attention inference: paged KV cache, GQA, causal mask, fp16/bf16 (FAInferKernel, online softmax)"
-
-
-def assemble(arch=ATLAS_A2, *, element="float16", paged_cache=True, enable_unit_flag=False):
-    """Build ``FAInferFp16`` / ``FAInferBf16``'s kernel like the C++ (``element`` 'float16' or 'bfloat16';
-    ``paged_cache`` and ``enable_unit_flag`` are the blocks' template flags, the example's ``<true, false>``)."""
-    # 1. Element types and layouts: Q, P, V, O RowMajor; K ColumnMajor (K^T); S, O_tmp fp32.
-    q_type = GemmType(element, RowMajor)
-    k_type = GemmType(element, ColumnMajor)
-    v_type = GemmType(element, RowMajor)
-    s_type = GemmType("float32", RowMajor)
-    p_type = GemmType(element, RowMajor)
-    mask_type = GemmType(element, RowMajor)
-    o_tmp_type = GemmType("float32", RowMajor)
-    o_type = GemmType(element, RowMajor)
-    update_type = GemmType("float32", RowMajor)
-    # 2. Tiles: L1TileShape::K must be the embedding size (128); L0 = L1.
-    l1_tile_shape = GemmShape(128, 128, 128)
-    l0_tile_shape = l1_tile_shape
-    # 3. Q K^T and its masked-tail variant.
-    block_mmad_qk = BlockMmad(MmadAtlasA2FAIQK(paged_cache, enable_unit_flag), l1_tile_shape, l0_tile_shape, q_type,
-                              k_type, s_type)
-    block_mmad_qk_tail = BlockMmad(MmadAtlasA2FAITailQK(paged_cache, enable_unit_flag), l1_tile_shape, l0_tile_shape,
-                                   q_type, k_type, s_type)
-    # 4. The online softmax of one S stack.
-    epilogue_online_softmax = BlockEpilogue(EpilogueAtlasA2OnlineSoftmax(), p_type, s_type, mask_type)
-    # 5. P V and its masked-tail variant.
-    block_mmad_pv = BlockMmad(MmadAtlasA2FAIPV(paged_cache, enable_unit_flag), l1_tile_shape, l0_tile_shape, p_type,
-                              v_type, o_tmp_type)
-    block_mmad_pv_tail = BlockMmad(MmadAtlasA2FAITailPV(paged_cache, enable_unit_flag), l1_tile_shape, l0_tile_shape,
-                                   p_type, v_type, o_tmp_type)
-    # 6. The rescale of the running output.
-    epilogue_rescale_o = BlockEpilogue(EpilogueAtlasA2RescaleO(), o_type, o_tmp_type, update_type)
-    # 7. The kernel.
-    return FAInferKernel(block_mmad_qk, block_mmad_pv, block_mmad_qk_tail, block_mmad_pv_tail, epilogue_online_softmax,
-                         epilogue_rescale_o, paged_cache)
 
 
 def parse_args(argv) -> dict:
@@ -118,8 +76,6 @@ def parse_args(argv) -> dict:
 
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
     """Run the example with CATLASS's arguments (see :func:`parse_args`)."""
-    from catlass_py.ops.flash_attention_infer import launch_flash_attention, validate_inputs
-
     a = parse_args(argv)
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
@@ -133,8 +89,10 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     tasks = _task_count(problem)
     obs = ex.observers(tasks)
     with ex.timing():
-        o, launch_result = launch_flash_attention(kernel, problem, x.q, x.k, x.v, core_num=ex.core_num, seed=seed,
-                                                  observers=obs, options=options)
+        o, launch_result = flash_attention_infer(
+            x.q, x.k, x.v, actual_seq_lengths=x.q_seqlen, actual_seq_lengths_kv=x.kv_seqlen, block_table=x.block_table,
+            mask=x.mask if masked else None, core_num=ex.core_num, seed=seed, observers=obs, options=options,
+            kernel=kernel, return_launch=True)
     expect = golden_attention.flash_attention_infer(x.q, x.k, x.v, x.q_seqlen, x.kv_seqlen, x.block_table, causal=masked)
     result = compare_data(o, expect.astype(np.float32), a["kvSeqlen"])
     exact = golden_attention.attention_fp64(x.q, x.k, x.v, x.q_seqlen, x.kv_seqlen, x.block_table, causal=masked)
@@ -155,8 +113,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
 
 
 def _task_count(problem) -> int:
-    from catlass_py.kernel.fa_infer import q_n_block_tile, q_s_block_tile
-
     group = problem.num_heads // problem.kv_heads
     total = 0
     for qs, kvs in zip(problem.q_seqlen, problem.kv_seqlen):

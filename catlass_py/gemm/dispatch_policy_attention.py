@@ -20,6 +20,7 @@ class _FAIPolicy(MmadBase):
     STAGES: ClassVar[int] = 2
 
     def __post_init__(self):
+        super().__post_init__()
         _check_bool("paged_cache", self.paged_cache)
         _check_bool("enable_unit_flag", self.enable_unit_flag)
 

@@ -41,10 +41,9 @@ from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.epilogue.block.online_softmax_no_mask import BlockEpilogueOnlineSoftmax
 from catlass_py.epilogue.block.rescale_o_no_split_row import BlockEpilogueRescaleO
 from catlass_py.errors import ConfigError
-from catlass_py.gemm.block.mmad_fai_pv_head_tail import BlockMmadFAITailPV
-from catlass_py.gemm.block.mmad_fai_pv_normal import BlockMmadFAIPV
-from catlass_py.gemm.block.mmad_fai_qk_head_tail import BlockMmadFAITailQK
-from catlass_py.gemm.block.mmad_fai_qk_normal import BlockMmadFAIQK
+from catlass_py.gemm.block.attention_calls import FAI_PV_CALL, FAI_QK_CALL, FAI_TAIL_PV_CALL, FAI_TAIL_QK_CALL
+from catlass_py.gemm.block.block_mmad import check_block_mmad
+from catlass_py.gemm.block.capabilities import BlockMmadRequirement
 from catlass_py.gemm.coord import GemmCoord, ceil_div, round_up
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.tile.ascendc_copy import gm_get_value
@@ -177,10 +176,12 @@ class FAInferKernel:
     def __init__(self, block_mmad_qk, block_mmad_pv, block_mmad_qk_tail, block_mmad_pv_tail, epilogue_online_softmax,
                  epilogue_rescale_o, paged_cache: bool = True):
         what = "FAInferKernel"
-        for name, obj, cls in (("BlockMmadQK", block_mmad_qk, BlockMmadFAIQK), ("BlockMmadPV", block_mmad_pv, BlockMmadFAIPV),
-                               ("BlockMmadQKTail", block_mmad_qk_tail, BlockMmadFAITailQK),
-                               ("BlockMmadPVTail", block_mmad_pv_tail, BlockMmadFAITailPV),
-                               ("EpilogueOnlineSoftmax", epilogue_online_softmax, BlockEpilogueOnlineSoftmax),
+        for name, block, call in (("BlockMmadQK", block_mmad_qk, FAI_QK_CALL), ("BlockMmadPV", block_mmad_pv, FAI_PV_CALL),
+                                  ("BlockMmadQKTail", block_mmad_qk_tail, FAI_TAIL_QK_CALL),
+                                  ("BlockMmadPVTail", block_mmad_pv_tail, FAI_TAIL_PV_CALL)):
+            check_block_mmad(f"{what}: {name}", block, BlockMmadRequirement(
+                call, asynchronous=False, reason="the kernel signals the vector cores right after the call"))
+        for name, obj, cls in (("EpilogueOnlineSoftmax", epilogue_online_softmax, BlockEpilogueOnlineSoftmax),
                                ("EpilogueRescaleO", epilogue_rescale_o, BlockEpilogueRescaleO)):
             if not isinstance(obj, cls):
                 raise ConfigError(f"{what}: {name} must be an assembled {cls.__name__}, got {obj!r}")

@@ -37,8 +37,9 @@ from catlass_py.epilogue.block.mla_fd_rescale_o import BlockEpilogueMLAFDRescale
 from catlass_py.epilogue.block.mla_rescale_o import BlockEpilogueMLARescaleO
 from catlass_py.epilogue.block.mla_softmax import BlockEpilogueMLASoftmax
 from catlass_py.errors import ConfigError
-from catlass_py.gemm.block.mmad_mla_pv import BlockMmadMLAPV
-from catlass_py.gemm.block.mmad_mla_qk import BlockMmadMLAQK
+from catlass_py.gemm.block.attention_calls import MLA_PV_CALL, MLA_QK_CALL
+from catlass_py.gemm.block.block_mmad import check_block_mmad
+from catlass_py.gemm.block.capabilities import BlockMmadRequirement
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord, round_up
 from catlass_py.kernel.mla_tiling import (
     CUTASK_START_OFFSET,
@@ -111,8 +112,10 @@ class MLAKernel:
     def __init__(self, block_mmad_qk, block_mmad_pv, epilogue_mla_softmax, epilogue_mla_rescale_o,
                  epilogue_mla_fd_rescale_o):
         what = "MLAKernel"
-        for name, obj, cls in (("BlockMmadQK", block_mmad_qk, BlockMmadMLAQK), ("BlockMmadPV", block_mmad_pv, BlockMmadMLAPV),
-                               ("EpilogueMLASoftmax", epilogue_mla_softmax, BlockEpilogueMLASoftmax),
+        for name, block, call in (("BlockMmadQK", block_mmad_qk, MLA_QK_CALL), ("BlockMmadPV", block_mmad_pv, MLA_PV_CALL)):
+            check_block_mmad(f"{what}: {name}", block, BlockMmadRequirement(
+                call, asynchronous=False, reason="the kernel signals the vector cores right after the call"))
+        for name, obj, cls in (("EpilogueMLASoftmax", epilogue_mla_softmax, BlockEpilogueMLASoftmax),
                                ("EpilogueMLARescaleO", epilogue_mla_rescale_o, BlockEpilogueMLARescaleO),
                                ("EpilogueMLAFDRescaleO", epilogue_mla_fd_rescale_o, BlockEpilogueMLAFDRescaleO)):
             if not isinstance(obj, cls):

@@ -1,25 +1,23 @@
 """``flash_attention_infer``: CATLASS example 23 (``FAInferKernel``) as a numpy-in / numpy-out function.
 
-The kernel is assembled like the C++ example (``examples/23_flash_attention_infer.py`` has the step-by-step
-assembly) and runs on the simulated Atlas A2 AI cores. Inputs are checked before anything runs; a bad one is an
-:class:`~catlass_py.errors.ArgumentError` naming the argument.
+The kernel is assembled by :mod:`catlass_py.assemblies.flash_attention_infer` and runs on the simulated Atlas A2
+AI cores. Inputs are checked before anything runs; a bad one is an :class:`~catlass_py.errors.ArgumentError`
+naming the argument.
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
-from catlass_py.analysis.workload import WorkloadRecorder
-from catlass_py.arch.launch import launch
 from catlass_py.arch.memory import GlobalBuffer
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.flash_attention_infer import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.kernel.fa_infer import FAInferParams, get_fa_tiling_param
-from catlass_py.ops._validate import as_array, check_core_num
+from catlass_py.ops.operator import as_array, op_options
 
 PAGED_BLOCK_SIZE = 128
 MASK_SIDE = 1024
@@ -30,9 +28,8 @@ MAX_HEAD_DIM = 128
 def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", *, paged_cache: bool = True,
                  enable_unit_flag: bool = False):
     """Example 23's kernel (``FAInferKernel`` with the QK/PV blocks and their tail variants on 128 x 128 x 128
-    tiles, online softmax and rescale epilogues), assembled by ``examples/23_flash_attention_infer.py``."""
-    example = importlib.import_module("catlass_py.examples.23_flash_attention_infer")
-    return example.assemble(arch, element=element, paged_cache=paged_cache, enable_unit_flag=enable_unit_flag)
+    tiles, online softmax and rescale epilogues), assembled by :mod:`catlass_py.assemblies.flash_attention_infer`."""
+    return assemble(arch, element=element, paged_cache=paged_cache, enable_unit_flag=enable_unit_flag)
 
 
 @dataclass(frozen=True)
@@ -178,15 +175,13 @@ def device_copy(host: np.ndarray, name: str):
     return buf.tensor(host.dtype)
 
 
-def launch_flash_attention(kernel, problem: FAProblem, q, k, v, *, core_num: int, scale=None, seed=None,
-                           observers=(), options=None):
-    """Run ``kernel`` on ``problem``: build the GM tensors and the tiling, launch, return ``(o, LaunchResult)``."""
+def prepare_launch(problem: FAProblem, q, k, v, core_num: int, scale=None) -> tuple[FAInferParams, np.ndarray]:
+    """The device-side params of ``problem`` (GM tensors over the host arrays, workspaces, the tiling for
+    ``core_num`` cores) and the host array O the kernel writes."""
     tiling = get_fa_tiling_param(problem.batch, problem.num_heads, problem.kv_heads, problem.head_dim,
                                  problem.num_blocks, PAGED_BLOCK_SIZE, 1 if problem.mask is not None else 0,
                                  problem.q_seqlen, problem.kv_seqlen, core_num)
     if scale is not None:
-        from dataclasses import replace
-
         tiling = replace(tiling, scale_value=float(np.float32(scale)))
     o = np.zeros(q.shape, dtype=q.dtype)
     g = {
@@ -205,14 +200,23 @@ def launch_flash_attention(kernel, problem: FAProblem, q, k, v, *, core_num: int
         GlobalBuffer.empty(tiling.mm2_out_size, "o_temp").tensor("float32"),
         GlobalBuffer.empty(tiling.update_size, "o_update").tensor("float32"),
         tiling)
-    result = launch(kernel, params, core_num, arch=kernel.arch, seed=seed, observers=observers, options=options)
-    return o, result
+    return params, o
+
+
+def launch_flash_attention(kernel, problem: FAProblem, q, k, v, *, core_num: int, scale=None, seed=None,
+                           observers=(), options=None):
+    """Run ``kernel`` on a checked ``problem`` (:func:`validate_inputs`); return ``(o, LaunchResult)``."""
+    run = op_options(core_num=core_num, arch=kernel.arch, seed=seed, observers=observers, options=options,
+                     return_launch=True)
+    params, o = prepare_launch(problem, q, k, v, run.core_num, scale)
+    return run.run_kernel(kernel, params, o)
 
 
 def flash_attention_infer(q, k, v, *, actual_seq_lengths=None, actual_seq_lengths_kv=None, block_table=None,
-                          mask=None, num_heads=None, num_kv_heads=None, scale=None, core_num: int = 24,
-                          seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False,
-                          observers=(), options=None, kernel=None, enable_unit_flag: bool = False):
+                          mask=None, num_heads=None, num_kv_heads=None, scale=None, enable_unit_flag: bool = False,
+                          core_num: int = 24, seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
+                          return_report: bool = False, observers=(), options=None, kernel=None,
+                          return_launch: bool = False):
     """CATLASS example 23 (``FAInferKernel``) on simulated AI cores: ``O = softmax(Q K^T * scale + mask) V`` per
     batch and query head, with GQA (query head ``h`` uses KV head ``h // (num_heads / num_kv_heads)``).
 
@@ -223,30 +227,30 @@ def flash_attention_infer(q, k, v, *, actual_seq_lengths=None, actual_seq_length
     ``head_dim`` a multiple of 16 up to 128. ``mask``: None, ``'causal'`` (CATLASS's ``triu(1024)`` mask,
     aligned to the end of each KV sequence) or the ``(1024, 1024)`` 0/1 mask array the kernel reads (applied to
     the diagonal KV block of each 128-token query block; KV after the diagonal is skipped). ``scale``: the
-    softmax scale (default ``1 / sqrt(head_dim)`` in float32, as the tiling computes it).
+    softmax scale (default ``1 / sqrt(head_dim)`` in float32, as the tiling computes it). ``enable_unit_flag``
+    assembles the blocks with the unit flag (the example does not).
 
-    Returns O, same dtype and shape as ``q``; with ``return_report=True`` also the
-    :class:`~catlass_py.analysis.WorkloadReport` (``report.blocks`` lists each AI core's tasks: batch, query
-    block, heads). Inputs are never modified.
+    Returns O, same dtype and shape as ``q``; the launch keywords and the extra return values
+    (``return_report``: the :class:`~catlass_py.analysis.WorkloadReport`, whose ``blocks`` list each AI core's
+    tasks: batch, query block, heads; ``return_launch``) are those of :mod:`catlass_py.ops.operator`. Inputs
+    are never modified.
     """
-    arch = get_arch(arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
     problem = validate_inputs(q, k, v, actual_seq_lengths=actual_seq_lengths, actual_seq_lengths_kv=actual_seq_lengths_kv,
                               block_table=block_table, mask=mask, num_heads=num_heads, num_kv_heads=num_kv_heads,
                               scale=scale)
-    core_num = check_core_num(core_num, arch)
+    if not isinstance(enable_unit_flag, (bool, np.bool_)):
+        raise ArgumentError(f"enable_unit_flag: expected True or False, got {enable_unit_flag!r}")
     if kernel is None:
-        kernel = build_kernel(arch, problem.element, paged_cache=problem.paged, enable_unit_flag=enable_unit_flag)
-    elif kernel.paged_cache != problem.paged or str(kernel.element) != problem.element:
-        raise ArgumentError(f"kernel: assembled for {kernel.element} with paged_cache={kernel.paged_cache}, but the "
-                            f"inputs are {problem.element} with a {'paged' if problem.paged else 'contiguous'} cache")
-    recorder = WorkloadRecorder() if return_report else None
-    obs = tuple(observers) + ((recorder,) if recorder else ())
-    o, _ = launch_flash_attention(kernel, problem, q, k, v, core_num=core_num, scale=scale, seed=seed, observers=obs,
-                                  options=options)
-    if return_report:
-        return o, recorder.report
-    return o
+        kernel = build_kernel(run.arch, problem.element, paged_cache=problem.paged,
+                              enable_unit_flag=bool(enable_unit_flag))
+    elif getattr(kernel, "paged_cache", None) != problem.paged or str(getattr(kernel, "element", "")) != problem.element:
+        raise ArgumentError(f"kernel: expected an FAInferKernel assembled for {problem.element} with "
+                            f"paged_cache={problem.paged} (the inputs), got {kernel!r}")
+    params, o = prepare_launch(problem, q, k, v, run.core_num, scale)
+    return run.run_kernel(kernel, params, o)
 
 
 __all__ = ["FAProblem", "build_kernel", "device_copy", "flash_attention_infer", "launch_flash_attention",
-           "validate_inputs"]
+           "prepare_launch", "validate_inputs"]

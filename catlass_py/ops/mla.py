@@ -1,25 +1,24 @@
 """``mla``: CATLASS example 19 (multi-head latent attention decode, the generic ``MLAKernel``) as a numpy-in /
-numpy-out function on the simulated Atlas A2 AI cores. ``examples/19_mla.py`` has the step-by-step assembly.
-Bad inputs raise :class:`~catlass_py.errors.ArgumentError` naming the argument before anything runs.
+numpy-out function on the simulated Atlas A2 AI cores. The kernel is assembled by
+:mod:`catlass_py.assemblies.mla`. Bad inputs raise :class:`~catlass_py.errors.ArgumentError` naming the argument
+before anything runs.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from catlass_py.analysis.workload import WorkloadRecorder
-from catlass_py.arch.launch import launch
 from catlass_py.arch.memory import GlobalBuffer
-from catlass_py.arch.spec import ATLAS_A2, ArchSpec, get_arch
+from catlass_py.arch.spec import ATLAS_A2, ArchSpec
+from catlass_py.assemblies.mla import assemble
 from catlass_py.errors import ArgumentError
-from catlass_py.kernel.mla import TMP_SIZE, MLAParams
+from catlass_py.kernel.mla import TMP_SIZE, MLAKernel, MLAParams
 from catlass_py.kernel.mla_tiling import TILING_KVCORENUM, get_mla_tiling
-from catlass_py.ops._validate import as_array, check_core_num
 from catlass_py.ops.flash_attention_infer import device_copy
+from catlass_py.ops.operator import as_array, op_options
 
 EMBED = 512
 EMBED_ROPE = 64
@@ -29,9 +28,8 @@ MAX_Q_SEQLEN = 4
 
 @lru_cache(maxsize=8)
 def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16"):
-    """Example 19's generic kernel (``MLA<Dtype>``), assembled by ``examples/19_mla.py``."""
-    example = importlib.import_module("catlass_py.examples.19_mla")
-    return example.assemble(arch, element=element)
+    """Example 19's generic kernel (``MLA<Dtype>``), assembled by :mod:`catlass_py.assemblies.mla`."""
+    return assemble(arch, element=element)
 
 
 @dataclass(frozen=True)
@@ -109,8 +107,9 @@ def validate_inputs(q, q_rope, k, k_rope, block_table, actual_seq_lengths, actua
     return MLAProblem(element, batch, tokens, heads, k.shape[0], q_len, kv_len, table)
 
 
-def launch_mla(kernel, problem: MLAProblem, q, q_rope, k, k_rope, *, core_num: int, seed=None, observers=(), options=None):
-    """Build the tiling and the GM tensors, launch ``kernel``; return ``(o, LaunchResult, tiling)``."""
+def prepare_launch(problem: MLAProblem, q, q_rope, k, k_rope, core_num: int):
+    """The tiling for ``core_num`` cores, the device-side params (GM tensors over the host arrays, workspaces)
+    and the host array O the kernel writes: ``(params, o, tiling)``."""
     tiling = get_mla_tiling(problem.batch, problem.num_heads, EMBED, EMBED_ROPE, problem.num_blocks, BLOCK_SIZE, 1,
                             problem.q_seqlen, problem.kv_seqlen, core_num)
     max_split = int(tiling[TILING_KVCORENUM])
@@ -127,13 +126,21 @@ def launch_mla(kernel, problem: MLAProblem, q, q_rope, k, k_rope, *, core_num: i
         GlobalBuffer.empty(EMBED * problem.num_heads * tokens * max_split * 4, "o_core_tmp").tensor("float32"),
         GlobalBuffer.empty(tokens * problem.num_heads * max_split * 4, "l").tensor("float32"),
         device_copy(tiling, "tiling"))
-    result = launch(kernel, params, core_num, arch=kernel.arch, seed=seed, observers=observers, options=options)
+    return params, o, tiling
+
+
+def launch_mla(kernel, problem: MLAProblem, q, q_rope, k, k_rope, *, core_num: int, seed=None, observers=(), options=None):
+    """Run ``kernel`` on a checked ``problem`` (:func:`validate_inputs`); return ``(o, LaunchResult, tiling)``."""
+    run = op_options(core_num=core_num, arch=kernel.arch, seed=seed, observers=observers, options=options,
+                     return_launch=True)
+    params, o, tiling = prepare_launch(problem, q, q_rope, k, k_rope, run.core_num)
+    o, result = run.run_kernel(kernel, params, o)
     return o, result, tiling
 
 
 def mla(q, q_rope, k, k_rope, block_table, *, actual_seq_lengths, actual_seq_lengths_kv, core_num: int = 24,
         seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False, observers=(),
-        options=None, kernel=None):
+        options=None, kernel=None, return_launch: bool = False):
     """CATLASS example 19 (``MLAKernel``) on simulated AI cores: multi-head latent attention decode,
     ``O = softmax([Q, Q_rope] [K, K_rope]^T / sqrt(576)) K`` per batch and query head, K / K_rope read from a
     paged cache through ``block_table``.
@@ -143,21 +150,19 @@ def mla(q, q_rope, k, k_rope, block_table, *, actual_seq_lengths, actual_seq_len
     ``k_rope`` ``[num_blocks, 128, 1, 64]``, ``block_table`` int32 ``[batch, ceil(max_kv / 128)]``,
     ``actual_seq_lengths_kv`` the KV lengths. ``num_heads`` up to 127 (128 heads select CATLASS's TP1/AMLA
     kernels, not implemented). Long decode sequences are split over cores and combined by flash decoding, as
-    the tiling decides. Returns O ``[num_tokens, num_heads, 512]`` in q's dtype (with ``return_report=True``
-    also the workload report). Inputs are never modified.
+    the tiling decides. Returns O ``[num_tokens, num_heads, 512]`` in q's dtype; the launch keywords and the
+    extra return values (``return_report``, ``return_launch``) are those of :mod:`catlass_py.ops.operator`.
+    Inputs are never modified.
     """
-    arch = get_arch(arch)
+    run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
+                     return_report=return_report, return_launch=return_launch)
     problem = validate_inputs(q, q_rope, k, k_rope, block_table, actual_seq_lengths, actual_seq_lengths_kv)
-    core_num = check_core_num(core_num, arch)
     if kernel is None:
-        kernel = build_kernel(arch, problem.element)
-    recorder = WorkloadRecorder() if return_report else None
-    obs = tuple(observers) + ((recorder,) if recorder else ())
-    o, _, _ = launch_mla(kernel, problem, q, q_rope, k, k_rope, core_num=core_num, seed=seed, observers=obs,
-                         options=options)
-    if return_report:
-        return o, recorder.report
-    return o
+        kernel = build_kernel(run.arch, problem.element)
+    elif not isinstance(kernel, MLAKernel) or str(kernel.element) != problem.element:
+        raise ArgumentError(f"kernel: expected an MLAKernel assembled for {problem.element} (the inputs), got {kernel!r}")
+    params, o, _ = prepare_launch(problem, q, q_rope, k, k_rope, run.core_num)
+    return run.run_kernel(kernel, params, o)
 
 
-__all__ = ["MLAProblem", "build_kernel", "launch_mla", "mla", "validate_inputs"]
+__all__ = ["MLAProblem", "build_kernel", "launch_mla", "mla", "prepare_launch", "validate_inputs"]

@@ -17,8 +17,14 @@ from catlass_py.cli import main
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.kernel.fa_infer import FAInferKernel, q_n_block_tile
 from catlass_py.numerics.compare import compare_data
-from catlass_py.ops import flash_attention_infer as fa_op
-from catlass_py.ops.flash_attention_infer import build_kernel, flash_attention_infer
+from catlass_py.ops import operator as operator_module
+from catlass_py.ops.flash_attention_infer import (
+    FAProblem,
+    build_kernel,
+    flash_attention_infer,
+    launch_flash_attention,
+    validate_inputs,
+)
 
 EX = importlib.import_module("catlass_py.examples.23_flash_attention_infer")
 
@@ -161,9 +167,9 @@ def test_contiguous_cache_with_a_masked_stack_inside_a_block_reproduces_catlass(
     q, k, v, _ = make([3], [130], 1, 1, 32, paged=False)
     with pytest.raises(ArgumentError, match="mask: needs the paged KV cache"):
         flash_attention_infer(q, k, v, actual_seq_lengths=[3], actual_seq_lengths_kv=[130], mask="causal")
-    problem = fa_op.validate_inputs(q, k, v, actual_seq_lengths=[3], actual_seq_lengths_kv=[130])
-    problem = fa_op.FAProblem(**{**problem.__dict__, "mask": np.triu(np.ones((1024, 1024)), 1).astype(np.float16)})
-    o, _ = fa_op.launch_flash_attention(build_kernel(element="float16", paged_cache=False), problem, q, k, v, core_num=1)
+    problem = validate_inputs(q, k, v, actual_seq_lengths=[3], actual_seq_lengths_kv=[130])
+    problem = FAProblem(**{**problem.__dict__, "mask": np.triu(np.ones((1024, 1024)), 1).astype(np.float16)})
+    o, _ = launch_flash_attention(build_kernel(element="float16", paged_cache=False), problem, q, k, v, core_num=1)
     expect = G.flash_attention_infer(q, k, v, [3], [130], None, causal=True)
     assert not compare_data(o, expect.astype(np.float32), 130).passed
 
@@ -192,7 +198,7 @@ def test_bad_input_is_refused_before_any_launch(monkeypatch, kwargs, match):
     def no_launch(*a, **k):
         raise AssertionError("launched")
 
-    monkeypatch.setattr(fa_op, "launch", no_launch)
+    monkeypatch.setattr(operator_module, "launch", no_launch)
     args = dict(q=np.zeros((4, 1, 32), np.float16), k=np.zeros((3, 128, 1, 32), np.float16),
                 v=np.zeros((3, 128, 1, 32), np.float16), actual_seq_lengths=[4], actual_seq_lengths_kv=[100],
                 block_table=np.array([[1]], np.int32))
@@ -202,7 +208,8 @@ def test_bad_input_is_refused_before_any_launch(monkeypatch, kwargs, match):
 
 
 def test_assembly_errors():
-    from catlass_py.gemm import BlockMmad, GemmShape, GemmType
+    from catlass_py.gemm import GemmShape, GemmType
+    from catlass_py.gemm.block import BlockMmad
     from catlass_py.gemm.dispatch_policy_attention import MmadAtlasA2FAIQK
     from catlass_py.layout import ColumnMajor, RowMajor
 

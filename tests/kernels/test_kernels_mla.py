@@ -18,7 +18,7 @@ from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.kernel.mla import MLAKernel
 from catlass_py.kernel.mla_tiling import get_mla_tiling
 from catlass_py.numerics.compare import error_metrics
-from catlass_py.ops import mla as mla_op
+from catlass_py.ops import operator as operator_module
 from catlass_py.ops.mla import mla
 
 EX = importlib.import_module("catlass_py.examples.19_mla")
@@ -138,7 +138,7 @@ def test_bad_input_is_refused_before_any_launch(monkeypatch, kwargs, match):
     def no_launch(*a, **k):
         raise AssertionError("launched")
 
-    monkeypatch.setattr(mla_op, "launch", no_launch)
+    monkeypatch.setattr(operator_module, "launch", no_launch)
     args = dict(q=np.zeros((2, 4, 512), np.float16), q_rope=np.zeros((2, 4, 64), np.float16),
                 k=np.zeros((3, 128, 1, 512), np.float16), k_rope=np.zeros((3, 128, 1, 64), np.float16),
                 block_table=np.array([[1]], np.int32), actual_seq_lengths=[2], actual_seq_lengths_kv=[100])
@@ -148,7 +148,8 @@ def test_bad_input_is_refused_before_any_launch(monkeypatch, kwargs, match):
 
 
 def test_assembly_errors():
-    from catlass_py.gemm import BlockMmad, GemmShape, GemmType
+    from catlass_py.gemm import GemmShape, GemmType
+    from catlass_py.gemm.block import BlockMmad
     from catlass_py.gemm.dispatch_policy_attention import MmadAtlasA2MLAQK
     from catlass_py.layout import ColumnMajor, RowMajor
 

@@ -11,7 +11,7 @@ them at its end; the blocks only wait and set them in between.
 from __future__ import annotations
 
 from catlass_py.errors import ConfigError
-from catlass_py.gemm.block._base import BlockMmadSpec
+from catlass_py.gemm.block.block_mmad_spec import BlockMmadSpec
 from catlass_py.gemm.coord import GemmCoord
 from catlass_py.layout import RowMajor
 from catlass_py.numerics import dtypes as dt

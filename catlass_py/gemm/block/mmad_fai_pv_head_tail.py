@@ -9,6 +9,7 @@ M_MTE1[0..1] and [2..3], and the softmax wait is the first block's only cross-co
 
 from __future__ import annotations
 
+from catlass_py.gemm.block.attention_calls import FAI_TAIL_PV
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.gemm.block._fai_common import r16, UNIT_BLOCK_STACK_NUM, FAIBlockInstance, FAIBlockMmadSpec, fai_block_shape
 from catlass_py.gemm.block.mmad_fai_pv_normal import LOAB_BLOCK
@@ -19,6 +20,8 @@ from catlass_py.layout import RowMajor, zN
 class BlockMmadFAITailPV(FAIBlockMmadSpec):
     """Assembled CATLASS ``BlockMmad<MmadAtlasA2FAITailPV<PAGED_CACHE_FLAG, ENABLE_UNIT_FLAG>, ...>`` (operand
     types as :class:`~catlass_py.gemm.block.mmad_fai_pv_normal.BlockMmadFAIPV`)."""
+
+    CAPABILITIES = FAI_TAIL_PV
 
     name = "BlockMmadFAITailPV"
 

@@ -21,6 +21,7 @@ end of the stack   fixpipe O_tmp                               set MTE1_MTE2[4],
 
 from __future__ import annotations
 
+from catlass_py.gemm.block.attention_calls import FAI_PV
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.gemm.block._fai_common import (
     r16,
@@ -39,6 +40,8 @@ LOAB_BLOCK = 1
 class BlockMmadFAIPV(FAIBlockMmadSpec):
     """Assembled CATLASS ``BlockMmad<MmadAtlasA2FAIPV<PAGED_CACHE_FLAG, ENABLE_UNIT_FLAG>, L1TileShape,
     L0TileShape, PType (RowMajor), VType (RowMajor), OTmpType (float RowMajor)>``."""
+
+    CAPABILITIES = FAI_PV
 
     name = "BlockMmadFAIPV"
 

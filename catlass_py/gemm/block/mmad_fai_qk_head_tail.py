@@ -11,6 +11,7 @@ loads its own K when ``preloadFlag`` is set and starts ``maskTailS`` rows into i
 
 from __future__ import annotations
 
+from catlass_py.gemm.block.attention_calls import FAI_TAIL_QK
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.gemm.block._fai_common import (
     r16,
@@ -28,6 +29,8 @@ from catlass_py.layout import ColumnMajor, RowMajor, zN
 class BlockMmadFAITailQK(FAIBlockMmadSpec):
     """Assembled CATLASS ``BlockMmad<MmadAtlasA2FAITailQK<PAGED_CACHE_FLAG, ENABLE_UNIT_FLAG>, ...>`` (same
     operand types and checks as :class:`~catlass_py.gemm.block.mmad_fai_qk_normal.BlockMmadFAIQK`)."""
+
+    CAPABILITIES = FAI_TAIL_QK
 
     name = "BlockMmadFAITailQK"
     B_LAYOUT = ColumnMajor

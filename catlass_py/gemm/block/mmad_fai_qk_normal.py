@@ -22,6 +22,7 @@ end of a pair      fixpipe both halves of L0C to S (ldm 512)     set/wait M_FIX[
 
 from __future__ import annotations
 
+from catlass_py.gemm.block.attention_calls import FAI_QK
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.gemm.block._fai_common import (
     r16,
@@ -44,6 +45,8 @@ class BlockMmadFAIQK(FAIBlockMmadSpec):
 
     Checks beyond :class:`FAIBlockMmadSpec`: L0C holds two ``L1.M x 128`` fp32 halves
     (``L1TileShape::M * 256 * sizeof(float) <= L0C_SIZE``)."""
+
+    CAPABILITIES = FAI_QK
 
     name = "BlockMmadFAIQK"
     B_LAYOUT = ColumnMajor

@@ -20,6 +20,7 @@ every piece    Mmad into L0C, fixpipe the ``rowNumRound x 128`` piece of O_tmp  
 
 from __future__ import annotations
 
+from catlass_py.gemm.block.attention_calls import MLA_PV
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.gemm.block._fai_common import r16
 from catlass_py.gemm.block.mmad_mla_qk import EMBED_SPLIT_SIZE, MLABlockMmadSpec
@@ -32,6 +33,8 @@ EMBED_SPLIT_LOOP_V = 4
 class BlockMmadMLAPV(MLABlockMmadSpec):
     """Assembled CATLASS ``BlockMmad<MmadAtlasA2MLAPV, L1TileShape, L0TileShape, PType (RowMajor), VType
     (RowMajor), OTmpType (float RowMajor)>``."""
+
+    CAPABILITIES = MLA_PV
 
     name = "BlockMmadMLAPV"
 

@@ -24,9 +24,10 @@ end               fixpipe S (``rowNumRound x kSeqTileRound``) to the workspace  
 
 from __future__ import annotations
 
+from catlass_py.gemm.block.attention_calls import MLA_QK
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.errors import ConfigError
-from catlass_py.gemm.block._base import BlockMmadSpec
+from catlass_py.gemm.block.block_mmad_spec import BlockMmadSpec
 from catlass_py.gemm.block._fai_common import BLOCK_SIZE, r16
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord, round_up
 from catlass_py.layout import ColumnMajor, RowMajor, zN
@@ -97,6 +98,8 @@ def load_rows(block, l1_dst, g_src, layout_src, row_num: int, single_heads: int,
 class BlockMmadMLAQK(MLABlockMmadSpec):
     """Assembled CATLASS ``BlockMmad<MmadAtlasA2MLAQK, L1TileShape, L0TileShape, QType (RowMajor), KType
     (ColumnMajor), SType (float RowMajor)>``."""
+
+    CAPABILITIES = MLA_QK
 
     name = "BlockMmadMLAQK"
     B_LAYOUT = ColumnMajor
