@@ -39,8 +39,6 @@ from catlass_py.gemm.block.swizzle_splitk import (
     StreamkGemmIdentityBlockSwizzle,
 )
 
-from catlass_py.gemm.block import attention  # noqa: E402,F401  (registers the attention blocks)
-
 __all__ = [
     "BIAS_CALL",
     "PLAIN_CALL",
