@@ -22,6 +22,16 @@ AIV                rescale the running O with O_tmp              wait ``pvReady`
 The last block of a task issues the next task's first QK / softmax before its own PV. With the KV split each
 part ends with its partial O and lse in GM; after a barrier of all vector cores (``CrossCoreBarrier<0,
 PIPE_MTE3>``) the flash-decoding epilogue combines them.
+
+Two deviations from the C++, each closing a race the detector reports. First, the QK block loads a task's Q into its one L1 Q buffer (``nIdx == 0``) with no wait,
+and the C++ kernel issues that load for the next task while the previous task's last QK may still be copying
+its Q from L1 to L0A (a write after read between PIPE_MTE1 and PIPE_MTE2 that no flag orders; the race detector
+reports it on any core that runs two tasks). Here the kernel sets ``MTE1_MTE2`` event ``Q_L1_FREE_EVENT`` (an
+id the C++ sets at the start and waits at the end without using it) after each task's last QK and waits for it
+before each task's first QK. Second, each vector core keeps its rows of the running output in its own half of
+the AI core's GM update workspace (``coreIdx * TMP_SIZE + subBlockIdx * TMP_SIZE / 2``; at most 64 rows of 512
+floats): the C++ places them by their row in the task, so when consecutive tasks split their heads differently
+one vector core's first rescale of a task can overwrite update rows the other still reads for the previous task.
 """
 
 from __future__ import annotations
@@ -66,6 +76,8 @@ QK_READY_ID = 1
 SOFTMAX_READY_ID = 2
 PV_READY_ID = 3
 BLOCK_SIZE = 16
+#: The MTE1_MTE2 event id that orders a task's Q load after the previous task's last read of Q (module docstring).
+Q_L1_FREE_EVENT = 4
 TMP_SIZE = 65536
 TMP_SIZE_DECODER = 32768
 
@@ -245,6 +257,8 @@ class MLAKernel:
         first_task = True
 
         def issue_qk(task: _Task, n_idx: int, k_seq_tile: int, pp_idx: int) -> None:
+            if n_idx == 0:  # the deviation of the module docstring: Q's L1 buffer is free once the last QK read it
+                ctx.wait_flag(HardEvent.MTE1_MTE2, Q_L1_FREE_EVENT)
             off = head[5] + head[6] * task.entry
             real_batch = self._tv(ctx, g, off + 2)
             q_addr = (self._tv(ctx, g, off + 4) << 32) | self._tv(ctx, g, off + 5)
@@ -262,6 +276,8 @@ class MLAKernel:
                RowMajor(row_num, embed_rope), ColumnMajor(embed, k_seq_tile), ColumnMajor(embed_rope, k_seq_tile),
                RowMajor(round_up(row_num, BLOCK_SIZE), round_up(k_seq_tile, BLOCK_SIZE)),
                GemmCoord(row_num, k_seq_tile, embed + embed_rope), MatrixCoord(task.heads, embed), q_heads, n_idx, pp_idx)
+            if n_idx == (task.cur_kv_seqlen + block_size - 1) // block_size - 1:
+                ctx.set_flag(HardEvent.MTE1_MTE2, Q_L1_FREE_EVENT)
 
         for process in range(core_idx, head[3], core_num):
             task = self._task(ctx, g, state, process, core_num, head)
@@ -363,6 +379,7 @@ class MLAKernel:
         rescale = self.epilogue_mla_rescale_o(ctx.resource, max_kv_split)
         core_idx, core_num = ctx.ai_core_idx, ctx.block_num
         sub = ctx.sub_block_idx
+        update_off = core_idx * TMP_SIZE + sub * TMP_SIZE // 2  # the second deviation of the module docstring
         state = {"forward": True, "ker": True, "task_idx": 0}
         pingpong = 0
         first_task = True
@@ -421,7 +438,7 @@ class MLAKernel:
                     v_seq_tile = task.cur_kv_seqlen - (n_idx - 1) * seq_tile
                 ctx.cross_core_wait_flag(self.pv_ready)
                 rpp = (pingpong - 1) % 2
-                rescale(params.o_tmp[core_idx * TMP_SIZE * 2 + rpp * TMP_SIZE], params.o_update[core_idx * TMP_SIZE],
+                rescale(params.o_tmp[core_idx * TMP_SIZE * 2 + rpp * TMP_SIZE], params.o_update[update_off],
                         params.o[g_o_off], params.o_core_tmp[fd_off], params.l[l_off],
                         RowMajor(row_num, embed, embed_round), RowMajor(task.q_seqlen, stride_qo),
                         RowMajor(row_num, embed, embed_round), GemmCoord(row_num, embed, v_seq_tile), n_idx,

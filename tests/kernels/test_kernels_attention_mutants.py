@@ -76,6 +76,8 @@ FA_EQUIVALENT = {
     "delay mmad_fai_pv_head_tail.py:compute_pv: ctx.wait_flag(HardEvent.M_MTE1, 1)": TWIN,
     "delay mmad_fai_pv_head_tail.py:compute_pv: ctx.wait_flag(HardEvent.FIX_M, 0)": TWIN_L0C,
     "delay mmad_fai_pv_head_tail.py:compute_pv: ctx.wait_flag(HardEvent.FIX_M, 1)": TWIN_L0C,
+    ("drop mmad_fai_pv_head_tail.py:compute_pv: ctx.set_flag(HardEvent.FIX_M, 0) + "
+     "drop mmad_fai_pv_head_tail.py:compute_pv: ctx.wait_flag(HardEvent.FIX_M, 0)"): TWIN_L0C,
     ("drop mmad_fai_pv_head_tail.py:compute_pv: ctx.set_flag(HardEvent.M_MTE1, 0) + "
      "drop mmad_fai_pv_head_tail.py:compute_pv: ctx.wait_flag(HardEvent.M_MTE1, 0)"): TWIN,
     ("drop mmad_fai_pv_head_tail.py:compute_pv: ctx.set_flag(HardEvent.M_MTE1, 1) + "

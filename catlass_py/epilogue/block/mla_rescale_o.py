@@ -22,6 +22,12 @@ not last, row loop      store the running O (MTE3)                              
 -                       -                                                                          set MTE3_MTE2[o+4]
 ======================  =========================================================================  ========================
 
+The GM update workspace ``g_update`` is this vector core's own: the kernel passes each vector core its half of
+the AI core's region, and a cycle's rows sit at their offset within the vector core's rows. (CATLASS passes the
+whole region to both and offsets by the rows' place in the task's row order; two consecutive tasks with other
+head splits then give a vector core rows the other one may still be reading from the previous task, a race
+between the two vector cores.)
+
 UB map (bytes): LO 64 Ki, DM/LL/GL/HM/GM at 96 Ki + (6, 9, 15, 1, 13) * 512 (shared with the softmax, which
 writes dm, ll and gm), GO 128 Ki, TV 160 Ki.
 """
@@ -274,7 +280,7 @@ class MLARescaleOInstance:
             rows = rows_this - r * ROW_WISE_CYCLE_TILE if r == loops - 1 else ROW_WISE_CYCLE_TILE
             g_in = g_input[layout_input.offset(row_off, 0)]
             g_out = g_output[r * ROW_WISE_CYCLE_TILE // tokens * embed + out_off_sub]
-            g_upd = g_update[layout_update.offset(row_off, 0)]
+            g_upd = g_update[layout_update.offset(row_off_loop, 0)]  # this vector core's own update rows
             pro_idx = epi_num
             pro_num = (tokens - epi_num) % tokens
             heads = (rows - pro_num) // tokens
