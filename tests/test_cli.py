@@ -123,10 +123,14 @@ def test_an_unwritable_trace_or_timeline_path_fails_before_the_simulation(option
     monkeypatch.setattr(example, "run", no_simulation)
     blocker = tmp_path / "a_file"
     blocker.write_text("")
-    for path, reason in ((tmp_path, "Is a directory"), (blocker / "out.json", "Not a directory"),
-                         (tmp_path / "missing" / "out.json", "No such file or directory")):
+    for path, message in (
+            (tmp_path, f"expected a file path, got {str(tmp_path)!r} (a directory)"),
+            (blocker / "out.json", f"cannot write {str(blocker / 'out.json')!r}: the directory {str(blocker)!r} "
+                                   "is not a directory"),
+            (tmp_path / "missing" / "out.json", f"cannot write {str(tmp_path / 'missing' / 'out.json')!r}: the "
+                                                f"directory {str(tmp_path / 'missing')!r} does not exist")):
         assert cli.main(["run", "00", "16", "16", "16", option, str(path)]) == 2
-        assert capsys.readouterr().err == f"error: {option}: cannot write {str(path)!r} ({reason})\n"
+        assert capsys.readouterr().err == f"error: {option}: {message}\n"
     assert not (tmp_path / "missing").exists()
 
 
