@@ -456,7 +456,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     one line on stderr (a finding its whole message), never a traceback."""
     parser = _parser()
     try:
-        ns = parser.parse_args(argv)
+        ns, extra = parser.parse_known_args(argv)
+        if extra:  # an example's own options (CATLASS's --dtype ...) go to the example with its positional arguments
+            if ns.command != "run":
+                parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            ns.args = list(ns.args) + extra
     except SystemExit as exc:  # argparse printed the usage and the error (or the help)
         return exc.code if isinstance(exc.code, int) else 2
     try:

@@ -7,6 +7,7 @@ from catlass_py.kernel.basic_matmul import BasicMatmul
 from catlass_py.kernel.basic_matmul_preload import BasicMatmulPreload
 from catlass_py.kernel.batched_matmul import BatchedMatmul
 from catlass_py.kernel.device_gemm import DeviceGemm
+from catlass_py.kernel.fa_infer import FAInferKernel
 from catlass_py.kernel.gemm_kernel import GemmKernel
 from catlass_py.kernel.grouped_matmul import GroupedMatmul
 from catlass_py.kernel.grouped_matmul_slice_k import GroupedMatmulSliceK, MemFill
@@ -35,6 +36,7 @@ __all__ = [
     "BasicMatmulPreload",
     "BatchedMatmul",
     "DeviceGemm",
+    "FAInferKernel",
     "GemmKernel",
     "GroupedMatmul",
     "GroupedMatmulSliceK",

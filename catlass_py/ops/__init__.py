@@ -3,6 +3,7 @@
 from catlass_py.ops.basic_matmul import basic_matmul
 from catlass_py.ops.basic_matmul_preload_zn import basic_matmul_preload_zn
 from catlass_py.ops.batched_matmul import batched_matmul
+from catlass_py.ops.flash_attention_infer import flash_attention_infer
 from catlass_py.ops.grouped_matmul import grouped_matmul
 from catlass_py.ops.grouped_matmul_slice_k import grouped_matmul_slice_k
 from catlass_py.ops.grouped_matmul_slice_k_per_token_dequant import grouped_matmul_slice_k_per_token_dequant
@@ -13,6 +14,7 @@ from catlass_py.ops.matmul_activation import matmul_gelu, matmul_silu
 from catlass_py.ops.matmul_add import matmul_add
 from catlass_py.ops.matmul_bias import matmul_bias
 from catlass_py.ops.matmul_relu import matmul_relu
+from catlass_py.ops.mla import mla
 from catlass_py.ops.optimized_matmul import optimized_matmul
 from catlass_py.ops.quant_matmul import quant_matmul
 from catlass_py.ops.single_core_splitk_matmul import single_core_splitk_matmul
@@ -24,6 +26,7 @@ __all__ = [
     "basic_matmul",
     "basic_matmul_preload_zn",
     "batched_matmul",
+    "flash_attention_infer",
     "grouped_matmul",
     "grouped_matmul_slice_k",
     "grouped_matmul_slice_k_per_token_dequant",
@@ -35,6 +38,7 @@ __all__ = [
     "matmul_gelu",
     "matmul_relu",
     "matmul_silu",
+    "mla",
     "optimized_matmul",
     "quant_matmul",
     "single_core_splitk_matmul",

@@ -264,8 +264,13 @@ EXAMPLES = {
                                                     (["2", "128", "256", "600"], 1)],
     "11_grouped_matmul_slice_k_per_token_dequant": [(["3", "130", "300", "300"], 2), (["4", "64", "100", "40"], 3)],
     "12_quant_matmul": [(["150", "300", "100"], 2), (["100", "64", "64"], 1)],
+    "19_mla": [(["2", "1,2", "200,300", "8", "8", "128"], 2), (["1", "1", "1200", "8", "10", "128"], 2),
+               (["1", "3", "300", "16", "3", "128", "--dtype", "bf16"], 3)],
     "20_matmul_bias": [(["150", "260", "100"], 2), (["64", "300", "40"], 3)],
     "21_basic_matmul_preload_zN": [(["150", "256", "96"], 2), (["40", "288", "320"], 3)],
+    "23_flash_attention_infer": [(["1", "20", "130", "2", "1", "32", "0", "1"], 2),
+                                 (["2", "20", "300", "4", "2", "128", "1", "1", "--dtype", "bf16"], 3),
+                                 (["2", "130", "200", "2", "2", "64", "1", "0"], 2)],
     "26_matmul_relu": [(["150", "200", "100"], 2), (["100", "300", "256"], 3)],
     "27_matmul_gelu": [(["150", "260", "64"], 2), (["100", "300", "40"], 3)],
     "28_matmul_silu": [(["100", "300", "40"], 2)],
@@ -290,7 +295,7 @@ def test_every_shipped_example_is_covered():
 #: memories every matmul example writes, and the examples whose first case also writes UB (vector cores: epilogues,
 #: reductions, padding) or BT (bias)
 CUBE_SPACES = ("GM", "L1", "L0A", "L0B", "L0C")
-EXTRA_SPACES = {"UB": {"03", "06", "07", "09", "10", "11", "12", "26", "27", "28", "34", "37"}, "BT": {"20"}}
+EXTRA_SPACES = {"UB": {"03", "06", "07", "09", "10", "11", "12", "19", "23", "26", "27", "28", "34", "37"}, "BT": {"20"}}
 
 
 @pytest.mark.parametrize("name,args,cores,first", CASES)
@@ -343,11 +348,22 @@ def _op_cases():
     a_list = [_f16(r, 100, 64), _f16(r, 30, 100)]
     b_list = [_f16(r, 64, 100), _f16(r, 100, 40)]
     tq = make_inputs(12, 128, 80, 2, in_dtype="e4m3", out_dtype="float16")
+    fa_q, fa_kv = _f16(r, 10, 2, 32), _f16(r, 60, 1, 32)
+    fa_paged = _f16(r, 3, 128, 1, 32), _f16(r, 3, 128, 1, 32)
+    fa_table = np.array([[2, 0], [1, -1]], np.int32)
+    mla_q, mla_q_rope = _f16(r, 3, 4, 512), _f16(r, 3, 4, 64)
+    mla_k, mla_k_rope = _f16(r, 3, 128, 1, 512), _f16(r, 3, 128, 1, 64)
     return {
         "basic_matmul": lambda o: ops.basic_matmul(a, b, core_num=3, observers=o),
         "basic_matmul int8 column": lambda o: ops.basic_matmul(a8, b8, layout_a="column", core_num=2, observers=o),
         "basic_matmul_preload_zn": lambda o: ops.basic_matmul_preload_zn(a, b, core_num=3, observers=o),
         "batched_matmul": lambda o: ops.batched_matmul(*ab, core_num=3, observers=o),
+        "flash_attention_infer": lambda o: ops.flash_attention_infer(
+            fa_q, fa_kv, fa_kv[::-1], actual_seq_lengths=[6, 4], actual_seq_lengths_kv=[40, 20], core_num=2,
+            observers=o),
+        "flash_attention_infer paged causal": lambda o: ops.flash_attention_infer(
+            fa_q[:3], *fa_paged, block_table=fa_table, actual_seq_lengths=[2, 1], actual_seq_lengths_kv=[200, 90],
+            mask="causal", core_num=2, observers=o),
         "grouped_matmul": lambda o: ops.grouped_matmul(a_list, b_list, core_num=3, observers=o),
         "grouped_matmul_slice_k": lambda o: ops.grouped_matmul_slice_k(x[:, :90], a[:90, :], gl_k, core_num=2,
                                                                        observers=o),
@@ -361,6 +377,8 @@ def _op_cases():
         "matmul_add": lambda o: ops.matmul_add(a, b, x, core_num=3, observers=o),
         "matmul_bias": lambda o: ops.matmul_bias(a, b, bias, core_num=3, observers=o),
         "matmul_gelu": lambda o: ops.matmul_gelu(a, b, core_num=3, observers=o),
+        "mla": lambda o: ops.mla(mla_q, mla_q_rope, mla_k, mla_k_rope, np.array([[1, 0], [2, -1]], np.int32),
+                                 actual_seq_lengths=[1, 2], actual_seq_lengths_kv=[250, 100], core_num=2, observers=o),
         "matmul_silu": lambda o: ops.matmul_silu(a, b, core_num=2, observers=o),
         "matmul_relu": lambda o: ops.matmul_relu(a, b, core_num=3, observers=o),
         "matmul_relu padded": lambda o: ops.matmul_relu(a[:, :70], b[:70, :], layout_b="row", core_num=2,
@@ -376,12 +394,13 @@ def _op_cases():
     }
 
 
-OP_NAMES = ["basic_matmul", "basic_matmul int8 column", "basic_matmul_preload_zn", "batched_matmul", "grouped_matmul", "grouped_matmul_slice_k",
+OP_NAMES = ["basic_matmul", "basic_matmul int8 column", "basic_matmul_preload_zn", "batched_matmul",
+            "flash_attention_infer", "flash_attention_infer paged causal", "grouped_matmul", "grouped_matmul_slice_k",
             "grouped_matmul_slice_m", "grouped_matmul_slice_m_per_token_dequant",
             "grouped_matmul_slice_m_per_token_dequant_moe", "grouped_matmul_slice_k_per_token_dequant", "matmul_add",
-            "matmul_bias", "matmul_gelu", "matmul_silu", "matmul_relu", "matmul_relu padded", "optimized_matmul padded", "quant_matmul",
-            "single_core_splitk_matmul", "splitk_matmul", "splitk_matmul fp32 out", "streamk_matmul",
-            "transpose_quant_batch_matmul"]
+            "matmul_bias", "matmul_gelu", "matmul_silu", "matmul_relu", "mla", "matmul_relu padded",
+            "optimized_matmul padded", "quant_matmul", "single_core_splitk_matmul", "splitk_matmul",
+            "splitk_matmul fp32 out", "streamk_matmul", "transpose_quant_batch_matmul"]
 
 
 def test_every_operator_is_covered():

@@ -34,10 +34,15 @@ def _calls():
     bf = lambda *s: r.uniform(0.5, 1.5, s).astype(np.float32).astype(ml_dtypes.bfloat16)  # noqa: E731
     f16 = lambda *s: r.uniform(0.5, 1.5, s).astype(np.float16)  # noqa: E731
     tq = make_inputs(8, 64, 64, 1, out_dtype="float16")
+    fa_q, fa_kv = _f16(r, 6, 2, 32), _f16(r, 40, 1, 32)
+    mla_args = (_f16(r, 2, 4, 512), _f16(r, 2, 4, 64), _f16(r, 2, 128, 1, 512), _f16(r, 2, 128, 1, 64),
+                np.array([[0], [1]], np.int32))
     return {
         "basic_matmul": lambda **kw: ops.basic_matmul(a, b, **kw),
         "basic_matmul_preload_zn": lambda **kw: ops.basic_matmul_preload_zn(a, b, **kw),
         "batched_matmul": lambda **kw: ops.batched_matmul(a[None], b[None], **kw),
+        "flash_attention_infer": lambda **kw: ops.flash_attention_infer(fa_q, fa_kv, fa_kv, actual_seq_lengths=[6],
+                                                                        actual_seq_lengths_kv=[40], **kw),
         "grouped_matmul": lambda **kw: ops.grouped_matmul([a], [b], **kw),
         "grouped_matmul_slice_k": lambda **kw: ops.grouped_matmul_slice_k(a, b, glk, **kw),
         "grouped_matmul_slice_k_per_token_dequant":
@@ -56,6 +61,7 @@ def _calls():
         "matmul_relu": lambda **kw: ops.matmul_relu(a, b, **kw),
         "matmul_silu": lambda **kw: ops.matmul_silu(a, b, **kw),
         "optimized_matmul": lambda **kw: ops.optimized_matmul(a, b, **kw),
+        "mla": lambda **kw: ops.mla(*mla_args, actual_seq_lengths=[1, 1], actual_seq_lengths_kv=[100, 60], **kw),
         "quant_matmul": lambda **kw: ops.quant_matmul(a8, b8, f16(260), f16(130), **kw),
         "single_core_splitk_matmul": lambda **kw: ops.single_core_splitk_matmul(a, b, **kw),
         "splitk_matmul": lambda **kw: ops.splitk_matmul(a, b, **kw),

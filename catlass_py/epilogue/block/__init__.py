@@ -14,6 +14,8 @@ from catlass_py.epilogue.dispatch_policy import EpilogueAtlasA2ElemWiseNoSource,
 register_block_epilogue(EpilogueAtlasA2ElemWiseOneSource, BlockEpilogueElemWiseOneSource)
 register_block_epilogue(EpilogueAtlasA2ElemWiseNoSource, BlockEpilogueElemWiseNoSource)
 
+from catlass_py.epilogue.block import attention  # noqa: E402,F401  (registers the attention epilogues)
+
 __all__ = [
     "BlockEpilogue",
     "BlockEpilogueElemWiseNoSource",

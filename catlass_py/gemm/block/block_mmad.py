@@ -16,6 +16,12 @@ from catlass_py.gemm.block.capabilities import (
     BlockMmadCapabilities,
     BlockMmadRequirement,
 )
+from catlass_py.gemm.block.mmad_fai_pv_head_tail import BlockMmadFAITailPV
+from catlass_py.gemm.block.mmad_fai_pv_normal import BlockMmadFAIPV
+from catlass_py.gemm.block.mmad_fai_qk_head_tail import BlockMmadFAITailQK
+from catlass_py.gemm.block.mmad_fai_qk_normal import BlockMmadFAIQK
+from catlass_py.gemm.block.mmad_mla_pv import BlockMmadMLAPV
+from catlass_py.gemm.block.mmad_mla_qk import BlockMmadMLAQK
 from catlass_py.gemm.block.mmad_pingpong import BlockMmadPingpong
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
@@ -34,6 +40,14 @@ from catlass_py.gemm.dispatch_policy import (
     MmadAtlasA2SingleCoreSplitk,
     MmadAtlasA2Streamk,
 )
+from catlass_py.gemm.dispatch_policy_attention import (
+    MmadAtlasA2FAIPV,
+    MmadAtlasA2FAIQK,
+    MmadAtlasA2FAITailPV,
+    MmadAtlasA2FAITailQK,
+    MmadAtlasA2MLAPV,
+    MmadAtlasA2MLAQK,
+)
 
 _IMPLEMENTATIONS = [
     (MmadAtlasA2PreloadAsyncWithCallback, BlockMmadPreloadAsyncWithCallback),
@@ -43,6 +57,13 @@ _IMPLEMENTATIONS = [
     (MmadAtlasA2PingpongBias, BlockMmadPingpongBias),
     (MmadAtlasA2SingleCoreSplitk, BlockMmadSingleCoreSplitk),
     (MmadAtlasA2Streamk, BlockMmadStreamk),
+    # attention (examples 19 and 23)
+    (MmadAtlasA2FAIQK, BlockMmadFAIQK),
+    (MmadAtlasA2FAITailQK, BlockMmadFAITailQK),
+    (MmadAtlasA2FAIPV, BlockMmadFAIPV),
+    (MmadAtlasA2FAITailPV, BlockMmadFAITailPV),
+    (MmadAtlasA2MLAQK, BlockMmadMLAQK),
+    (MmadAtlasA2MLAPV, BlockMmadMLAPV),
 ]
 
 

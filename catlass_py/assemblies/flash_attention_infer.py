@@ -1,0 +1,60 @@
+"""CATLASS example 23 flash_attention_infer (``examples/23_flash_attention_infer/fai_kernel.cpp``): ``FAInferKernel``
+with the ``MmadAtlasA2FAIQK`` / ``MmadAtlasA2FAIPV`` blocks and their masked-tail variants, the online softmax and
+the rescale of the running output on the vector cores, assembled step by step like the C++.
+
+Used by ``examples/23_flash_attention_infer.py`` and :mod:`catlass_py.ops.flash_attention_infer`.
+"""
+
+from __future__ import annotations
+
+from catlass_py.arch import ATLAS_A2
+from catlass_py.epilogue import BlockEpilogue
+from catlass_py.epilogue.dispatch_policy_attention import EpilogueAtlasA2OnlineSoftmax, EpilogueAtlasA2RescaleO
+from catlass_py.gemm import GemmShape, GemmType
+from catlass_py.gemm.block import BlockMmad
+from catlass_py.gemm.dispatch_policy_attention import (
+    MmadAtlasA2FAIPV,
+    MmadAtlasA2FAIQK,
+    MmadAtlasA2FAITailPV,
+    MmadAtlasA2FAITailQK,
+)
+from catlass_py.kernel.fa_infer import FAInferKernel
+from catlass_py.layout import ColumnMajor, RowMajor
+
+
+def assemble(arch=ATLAS_A2, *, element="float16", paged_cache=True, enable_unit_flag=False):
+    """Build ``FAInferFp16`` / ``FAInferBf16``'s kernel like the C++ (``element`` 'float16' or 'bfloat16';
+    ``paged_cache`` and ``enable_unit_flag`` are the blocks' template flags, the example's ``<true, false>``)."""
+    # 1. Element types and layouts: Q, P, V, O RowMajor; K ColumnMajor (K^T); S, O_tmp fp32.
+    q_type = GemmType(element, RowMajor)
+    k_type = GemmType(element, ColumnMajor)
+    v_type = GemmType(element, RowMajor)
+    s_type = GemmType("float32", RowMajor)
+    p_type = GemmType(element, RowMajor)
+    mask_type = GemmType(element, RowMajor)
+    o_tmp_type = GemmType("float32", RowMajor)
+    o_type = GemmType(element, RowMajor)
+    update_type = GemmType("float32", RowMajor)
+    # 2. Tiles: L1TileShape::K must be the embedding size (128); L0 = L1.
+    l1_tile_shape = GemmShape(128, 128, 128)
+    l0_tile_shape = l1_tile_shape
+    # 3. Q K^T and its masked-tail variant.
+    block_mmad_qk = BlockMmad(MmadAtlasA2FAIQK(paged_cache, enable_unit_flag, arch=arch), l1_tile_shape,
+                              l0_tile_shape, q_type, k_type, s_type)
+    block_mmad_qk_tail = BlockMmad(MmadAtlasA2FAITailQK(paged_cache, enable_unit_flag, arch=arch), l1_tile_shape,
+                                   l0_tile_shape, q_type, k_type, s_type)
+    # 4. The online softmax of one S stack.
+    epilogue_online_softmax = BlockEpilogue(EpilogueAtlasA2OnlineSoftmax(arch=arch), p_type, s_type, mask_type)
+    # 5. P V and its masked-tail variant.
+    block_mmad_pv = BlockMmad(MmadAtlasA2FAIPV(paged_cache, enable_unit_flag, arch=arch), l1_tile_shape,
+                              l0_tile_shape, p_type, v_type, o_tmp_type)
+    block_mmad_pv_tail = BlockMmad(MmadAtlasA2FAITailPV(paged_cache, enable_unit_flag, arch=arch), l1_tile_shape,
+                                   l0_tile_shape, p_type, v_type, o_tmp_type)
+    # 6. The rescale of the running output.
+    epilogue_rescale_o = BlockEpilogue(EpilogueAtlasA2RescaleO(arch=arch), o_type, o_tmp_type, update_type)
+    # 7. The kernel.
+    return FAInferKernel(block_mmad_qk, block_mmad_pv, block_mmad_qk_tail, block_mmad_pv_tail, epilogue_online_softmax,
+                         epilogue_rescale_o, paged_cache)
+
+
+__all__ = ["assemble"]
