@@ -22,6 +22,7 @@ from catlass_py.gemm.dispatch_policy import (
     MmadAtlasA2SingleCoreSplitk,
     MmadAtlasA2Streamk,
     MmadBase,
+    MmadPingpong,
 )
 from catlass_py.gemm.gemm_type import GemmType
 
@@ -39,6 +40,7 @@ __all__ = [
     "MmadAtlasA2SingleCoreSplitk",
     "MmadAtlasA2Streamk",
     "MmadBase",
+    "MmadPingpong",
     "ceil_div",
     "round_down",
     "round_up",

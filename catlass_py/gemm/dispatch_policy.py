@@ -172,3 +172,29 @@ class MmadAtlasA2Streamk(MmadBase):
         super().__post_init__()
         _check_bool("enable_unit_flag", self.enable_unit_flag)
         _check_bool("enable_shuffle_k", self.enable_shuffle_k)
+
+
+@dataclass(frozen=True)
+class MmadPingpong(MmadBase):
+    """CATLASS ``MmadPingpong<ArchTag, ENABLE_UNIT_FLAG, USE_HF32_MODE, L0C_STAGES, ENABLE_L1_RESIDENT, L1A_STAGES,
+    L1B_STAGES, L0A_STAGES, L0B_STAGES>`` (``gemm/dispatch_policy.hpp``): the ping-pong policy of the TLA block
+    ``BlockMmadTla`` (``gemm/block/block_mmad_pingpong_tla.hpp``, examples 13 and 52), with separate stage counts
+    for L1 A, L1 B, L0A, L0B and L0C and the L1-resident option (a K tile of A or B already in its L1 stage is
+    not loaded again); synchronous. Buffer budgets and the other rules are checked by the block."""
+
+    enable_unit_flag: bool = False
+    use_hf32_mode: bool = False
+    l0c_stages: int = 1
+    enable_l1_resident: bool = False
+    l1a_stages: int = 2
+    l1b_stages: int = 2
+    l0a_stages: int = 2
+    l0b_stages: int = 2
+
+    def __post_init__(self):
+        super().__post_init__()
+        for name in ("enable_unit_flag", "use_hf32_mode", "enable_l1_resident"):
+            _check_bool(name, getattr(self, name))
+        for name in ("l0c_stages", "l1a_stages", "l1b_stages", "l0a_stages", "l0b_stages"):
+            _check_stages(name, getattr(self, name))
+

@@ -3,6 +3,7 @@ block schedulers."""
 
 from catlass_py.gemm.block.block_mmad import (
     BlockMmad,
+    BlockMmadTla,
     check_block_mmad,
     register_block_mmad,
     registered_block_mmads,
@@ -18,12 +19,14 @@ from catlass_py.gemm.block.capabilities import (
     PRELOAD_CALL,
     SINGLE_CORE_SPLITK_CALL,
     STREAMK_CALL,
+    TLA_CALL,
     BlockMmadCall,
     BlockMmadCapabilities,
     BlockMmadRequirement,
 )
 from catlass_py.gemm.block.mmad_pingpong import BlockMmadPingpong
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
+from catlass_py.gemm.block.mmad_pingpong_tla import BlockMmadPingpongTla
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
 from catlass_py.gemm.block.mmad_preload_async import (
     BlockMmadPreloadAsync,
@@ -45,12 +48,15 @@ __all__ = [
     "PRELOAD_CALL",
     "SINGLE_CORE_SPLITK_CALL",
     "STREAMK_CALL",
+    "TLA_CALL",
     "BlockMmad",
+    "BlockMmadTla",
     "BlockMmadCall",
     "BlockMmadCapabilities",
     "BlockMmadInstance",
     "BlockMmadPingpong",
     "BlockMmadPingpongBias",
+    "BlockMmadPingpongTla",
     "BlockMmadPreload",
     "BlockMmadPreloadAsync",
     "BlockMmadPreloadAsyncWithCallback",

@@ -19,6 +19,7 @@ BlockMmad (policy)                         call                 asynchronous  ca
 ``MmadAtlasA2PingpongBias``                bias                 no            0          -
 ``MmadAtlasA2Streamk``                     streamk              no            0          -
 ``MmadAtlasA2SingleCoreSplitk``            single_core_splitk   no            0          -
+``MmadPingpong`` (``BlockMmadTla``)        tla                  no            0          -
 =========================================  ===================  ============  =========  =====================
 """
 
@@ -48,6 +49,7 @@ BIAS_CALL = BlockMmadCall("bias", "(gmA, layoutA, gmB, layoutB, gmC, layoutC, gm
 STREAMK_CALL = BlockMmadCall(
     "streamk", "(gmA, layoutA, gmB, layoutB, gmC, layoutC, gmW, layoutW, gmNextA, gmNextB, actualShape, "
                "nextActualShape, isFirstBlock, hasNextBlock, isSkBlock)")
+TLA_CALL = BlockMmadCall("tla", "(tensorA, tensorB, tensorC, actualShape)")
 SINGLE_CORE_SPLITK_CALL = BlockMmadCall(
     "single_core_splitk", "(gmA, layoutA, gmB, layoutB, gmC, layoutC, gmNextA, gmNextB, actualShape, "
                           "nextActualShape, needLoadNextA, needLoadNextB, atomicAdd)")
@@ -117,4 +119,5 @@ __all__ = [
     "PRELOAD_CALL",
     "SINGLE_CORE_SPLITK_CALL",
     "STREAMK_CALL",
+    "TLA_CALL",
 ]
