@@ -5,6 +5,7 @@ workspace + epilogue mix kernels (:class:`WorkspaceEpilogueKernel`)."""
 
 from catlass_py.kernel.basic_matmul import BasicMatmul
 from catlass_py.kernel.basic_matmul_preload import BasicMatmulPreload
+from catlass_py.kernel.basic_matmul_tla import BasicMatmulTla
 from catlass_py.kernel.batched_matmul import BatchedMatmul
 from catlass_py.kernel.device_gemm import DeviceGemm
 from catlass_py.kernel.fa_infer import FAInferKernel
@@ -34,6 +35,7 @@ from catlass_py.kernel.workspace_epilogue import WorkspaceEpilogueKernel
 __all__ = [
     "BasicMatmul",
     "BasicMatmulPreload",
+    "BasicMatmulTla",
     "BatchedMatmul",
     "DeviceGemm",
     "FAInferKernel",

@@ -2,6 +2,7 @@
 
 from catlass_py.ops.basic_matmul import basic_matmul
 from catlass_py.ops.basic_matmul_preload_zn import basic_matmul_preload_zn
+from catlass_py.ops.basic_matmul_tla import basic_matmul_tla
 from catlass_py.ops.batched_matmul import batched_matmul
 from catlass_py.ops.flash_attention_infer import flash_attention_infer
 from catlass_py.ops.grouped_matmul import grouped_matmul
@@ -25,6 +26,7 @@ from catlass_py.ops.transpose_quant_batch_matmul import transpose_quant_batch_ma
 __all__ = [
     "basic_matmul",
     "basic_matmul_preload_zn",
+    "basic_matmul_tla",
     "batched_matmul",
     "flash_attention_infer",
     "grouped_matmul",

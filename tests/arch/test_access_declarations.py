@@ -277,6 +277,7 @@ EXAMPLES = {
     "34_single_core_splitk_matmul": [(["150", "200", "600"], 2), (["100", "300", "100"], 3)],
     "37_streamk_matmul": [(["300", "200", "600"], 2), (["150", "200", "600"], 2), (["260", "520", "100"], 3),
                           (["128", "256", "1100"], 4)],
+    "13_basic_matmul_tla": [(["130", "260", "100"], 2), (["1", "300", "600"], 3)],
     "transpose_quant_batch_matmul": [(["8", "128", "64", "3"], 2),
                                      (["20", "64", "300", "2", "e5m2", "fp16", "021"], 3)],
 }
@@ -357,6 +358,9 @@ def _op_cases():
         "basic_matmul": lambda o: ops.basic_matmul(a, b, core_num=3, observers=o),
         "basic_matmul int8 column": lambda o: ops.basic_matmul(a8, b8, layout_a="column", core_num=2, observers=o),
         "basic_matmul_preload_zn": lambda o: ops.basic_matmul_preload_zn(a, b, core_num=3, observers=o),
+        "basic_matmul_tla": lambda o: ops.basic_matmul_tla(a, b, core_num=3, observers=o),
+        "basic_matmul_tla int8 column": lambda o: ops.basic_matmul_tla(a8, b8, layout_b="column", core_num=2,
+                                                                        observers=o),
         "batched_matmul": lambda o: ops.batched_matmul(*ab, core_num=3, observers=o),
         "flash_attention_infer": lambda o: ops.flash_attention_infer(
             fa_q, fa_kv, fa_kv[::-1], actual_seq_lengths=[6, 4], actual_seq_lengths_kv=[40, 20], core_num=2,
@@ -394,7 +398,8 @@ def _op_cases():
     }
 
 
-OP_NAMES = ["basic_matmul", "basic_matmul int8 column", "basic_matmul_preload_zn", "batched_matmul",
+OP_NAMES = ["basic_matmul_tla", "basic_matmul_tla int8 column",
+            "basic_matmul", "basic_matmul int8 column", "basic_matmul_preload_zn", "batched_matmul",
             "flash_attention_infer", "flash_attention_infer paged causal", "grouped_matmul", "grouped_matmul_slice_k",
             "grouped_matmul_slice_m", "grouped_matmul_slice_m_per_token_dequant",
             "grouped_matmul_slice_m_per_token_dequant_moe", "grouped_matmul_slice_k_per_token_dequant", "matmul_add",
@@ -720,6 +725,77 @@ def _get_value(env: Env):
     assert get_value(ctx, gm, 7) == 7
 
 
+def _tla_gm_to_l1(kind, dtype="float16", rows=20, cols=40):
+    def scenario(env: Env):
+        from catlass_py.tile.copy_tla import L1_LAYOUT, CopyGmToL1Tla, make_tensor
+        from catlass_py.tla import get_tile, make_layout_tag
+
+        ctx = env.core("AIC")
+        l1 = ctx.resource.l1_buf.get_buffer_by_byte(dtype, 1024)
+        big_rows, big_cols = rows + 35, cols + 70
+        full = make_layout_tag(dtype, kind, big_rows, big_cols)
+        host = env.rand(dtype, (full.cosize(),))
+        src = get_tile(make_tensor(env.gm_in(host).tensor(dtype), full), (16, 32 * 8 // {"int8": 8, "float16": 16,
+                                                                                        "float32": 32}[dtype]),
+                       (rows, cols))
+        dst = make_tensor(l1, make_layout_tag(dtype, L1_LAYOUT[kind], 48, 128))
+        env.go()
+        CopyGmToL1Tla(ATLAS_A2, dtype, kind, L1_LAYOUT[kind])(dst, src)
+    return scenario
+
+
+def _tla_l1_to_l0(which, l1_kind, dtype="float16", m=20, k=40):
+    def scenario(env: Env):
+        from catlass_py.tile.copy_tla import CopyL1ToL0ATla, CopyL1ToL0BTla, make_tensor
+        from catlass_py.tla import get_tile, make_layout_tag
+
+        ctx = env.core("AIC")
+        l1 = ctx.resource.l1_buf.get_buffer_by_byte(dtype, 2048)
+        env.fill(l1)
+        src = get_tile(make_tensor(l1, make_layout_tag(dtype, l1_kind, 128, 128)), (32, 64), (m, k))
+        if which == "A":
+            op, dst = CopyL1ToL0ATla(ATLAS_A2, dtype, l1_kind), make_tensor(
+                ctx.resource.l0a_buf.get_buffer_by_byte(dtype, 0), make_layout_tag(dtype, "zZ", m, k))
+        else:
+            op, dst = CopyL1ToL0BTla(ATLAS_A2, dtype, l1_kind), make_tensor(
+                ctx.resource.l0b_buf.get_buffer_by_byte(dtype, 0), make_layout_tag(dtype, "nZ", m, k))
+        env.go()
+        op(dst, src)
+    return scenario
+
+
+def _tla_mmad(env: Env):
+    from catlass_py.tile.copy_tla import TileMmadTla, make_tensor
+    from catlass_py.tla import make_layout_l0c, make_layout_tag
+
+    ctx = env.core("AIC")
+    r = ctx.resource
+    l0a, l0b = r.l0a_buf.get_buffer_by_byte("float16", 0), r.l0b_buf.get_buffer_by_byte("float16", 0)
+    env.fill(l0a)
+    env.fill(l0b)
+    l0c = make_tensor(r.l0c_buf.get_buffer_by_byte("float32", 4096), make_layout_l0c(20, 40))
+    env.go()
+    TileMmadTla(ATLAS_A2, "float16", "float16")(l0c, make_tensor(l0a, make_layout_tag("float16", "zZ", 20, 50)),
+                                                make_tensor(l0b, make_layout_tag("float16", "nZ", 50, 40)), 20, 40, 50)
+
+
+def _tla_fixpipe(out="float16", layout_c="RowMajor", m=20, n=40):
+    def scenario(env: Env):
+        from catlass_py.tile.copy_tla import CopyL0CToGmTla, make_tensor
+        from catlass_py.tla import get_tile, make_layout_l0c, make_layout_tag
+
+        ctx = env.core("AIC")
+        l0c = ctx.resource.l0c_buf.get_buffer_by_byte("float32", 0)
+        env.fill(l0c)
+        rows, cols = m + 16, n + 21
+        gm = env.gm_out(4 * rows * (cols + 32), "C").tensor(out)
+        full = make_tensor(gm, make_layout_tag(out, layout_c, rows, cols))
+        dst = get_tile(full, (16, 16) if layout_c == "zN" else (3, 5), (m, n))
+        env.go()
+        CopyL0CToGmTla(ATLAS_A2, "float32", out, layout_c)(dst, make_tensor(l0c, make_layout_l0c(32, 48)), 3)
+    return scenario
+
+
 #: name -> (scenario, tight): ``tight`` scenarios also check that every declared written byte changes in one of
 #: the two runs; read-modify-write instructions (accumulating Mmad, Axpy, atomic add, the multi-step GELU/SiLU
 #: tiles) may legitimately leave some written bytes as they were.
@@ -763,6 +839,18 @@ TILE_SCENARIOS = {
                  "TileOneBlkColumnBroadcastMul", "TileCast", "Add", "Mul", "Div", "Muls", "Adds", "Exp", "Axpy",
                  "TileElemWiseAdd", "TileElemWiseMul", "TileElemWiseGelu", "TileElemWiseSilu")},
     "GetValue": (_get_value, True),
+    "CopyGmToL1Tla RowMajor->zN fp16": (_tla_gm_to_l1("RowMajor"), True),
+    "CopyGmToL1Tla RowMajor->zN int8": (_tla_gm_to_l1("RowMajor", "int8", 33, 70), True),
+    "CopyGmToL1Tla ColumnMajor->nZ": (_tla_gm_to_l1("ColumnMajor", "float16", 40, 20), True),
+    "CopyGmToL1Tla zN->zN": (_tla_gm_to_l1("zN", "float16", 20, 19), True),
+    "CopyGmToL1Tla nZ->nZ fp32": (_tla_gm_to_l1("nZ", "float32", 19, 20), True),
+    "CopyL1ToL0ATla zN": (_tla_l1_to_l0("A", "zN"), True),
+    "CopyL1ToL0ATla nZ int8": (_tla_l1_to_l0("A", "nZ", "int8", m=40, k=70), True),
+    "CopyL1ToL0BTla zN int8": (_tla_l1_to_l0("B", "zN", "int8", m=70, k=40), True),
+    "CopyL1ToL0BTla nZ fp32": (_tla_l1_to_l0("B", "nZ", "float32", m=20, k=40), True),
+    "TileMmadTla fp16": (_tla_mmad, True),
+    "CopyL0CToGmTla fp32->fp16": (_tla_fixpipe(), True),
+    "CopyL0CToGmTla zN destination": (_tla_fixpipe("float32", "zN"), True),
 }
 
 
