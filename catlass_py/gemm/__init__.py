@@ -23,6 +23,7 @@ from catlass_py.gemm.dispatch_policy import (
     MmadAtlasA2Streamk,
     MmadBase,
     MmadPingpong,
+    MmadPingpongTlaV2,
 )
 from catlass_py.gemm.gemm_type import GemmType
 
@@ -41,6 +42,7 @@ __all__ = [
     "MmadAtlasA2Streamk",
     "MmadBase",
     "MmadPingpong",
+    "MmadPingpongTlaV2",
     "ceil_div",
     "round_down",
     "round_up",

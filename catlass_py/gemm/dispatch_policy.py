@@ -198,3 +198,17 @@ class MmadPingpong(MmadBase):
         for name in ("l0c_stages", "l1a_stages", "l1b_stages", "l0a_stages", "l0b_stages"):
             _check_stages(name, getattr(self, name))
 
+
+@dataclass(frozen=True)
+class MmadPingpongTlaV2(MmadBase):
+    """CATLASS ``MmadPingpongTlaV2<ArchTag, ENABLE_UNIT_FLAG>`` (``gemm/dispatch_policy.hpp``): the policy of the
+    second TLA ping-pong block (``gemm/block/block_mmad_pingpong_tla_v2.hpp``, example 45), two L1 and L0 stages,
+    whose call takes only the block's tensors (the extents are their origin shapes); synchronous."""
+
+    enable_unit_flag: bool = False
+    STAGES: ClassVar[int] = 2
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_bool("enable_unit_flag", self.enable_unit_flag)
+

@@ -29,6 +29,7 @@ from catlass_py.kernel.quant_matmul_multistage_workspace import QuantMatmulMulti
 from catlass_py.kernel.single_core_slicek_matmul import SingleCoreSplitkMatmul
 from catlass_py.kernel.splitk_matmul import SplitkMatmul, SplitkReduceAdd
 from catlass_py.kernel.streamk_matmul import StreamkMatmul, StreamkReduceAdd
+from catlass_py.kernel.strided_batched_matmul_tla import StridedBatchedMatmulTla
 from catlass_py.kernel.transpose_quant_batch_matmul import TransposeQuantBatchMatmulKernel
 from catlass_py.kernel.workspace_epilogue import WorkspaceEpilogueKernel
 
@@ -62,6 +63,7 @@ __all__ = [
     "SplitkReduceAdd",
     "StreamkMatmul",
     "StreamkReduceAdd",
+    "StridedBatchedMatmulTla",
     "TransposeQuantBatchMatmulKernel",
     "WorkspaceEpilogueKernel",
 ]

@@ -21,6 +21,7 @@ from catlass_py.ops.quant_matmul import quant_matmul
 from catlass_py.ops.single_core_splitk_matmul import single_core_splitk_matmul
 from catlass_py.ops.splitk_matmul import splitk_matmul
 from catlass_py.ops.streamk_matmul import streamk_matmul
+from catlass_py.ops.strided_batched_matmul_tla import strided_batched_matmul_tla
 from catlass_py.ops.transpose_quant_batch_matmul import transpose_quant_batch_matmul
 
 __all__ = [
@@ -46,5 +47,6 @@ __all__ = [
     "single_core_splitk_matmul",
     "splitk_matmul",
     "streamk_matmul",
+    "strided_batched_matmul_tla",
     "transpose_quant_batch_matmul",
 ]

@@ -51,7 +51,7 @@ from catlass_py.tile.copy_gm_to_l1 import STRIDE_LIMIT
 from catlass_py.tile.mmad import TileMmad
 from catlass_py.tile.quant import VECTOR_MODES, ScaleGranularity, fixpipe_convert, m1_scale, quant_mode_atlas_a2
 from catlass_py.tile.quant import scalar_quant_word
-from catlass_py.tla import Layout, Tensor, make_tensor_like  # noqa: F401  (make_tensor_like re-exported for kernels)
+from catlass_py.tla import Layout, Tensor, make_layout_l0c, make_layout_tag
 from catlass_py.tla import make_tensor as _tla_make_tensor
 from catlass_py.tla.int_tuple import is_tuple, product
 
@@ -71,6 +71,20 @@ def make_tensor(builtin, layout: Layout, position: str | None = None, coord: Any
         raise ConfigError(f"make_tensor: the builtin tensor must be a simulated GlobalTensor or LocalTensor, got "
                           f"{type(builtin).__name__}")
     return _tla_make_tensor(data, layout, position or where, coord, builtin=builtin)
+
+
+def make_tensor_like(tag: str, builtin, like: Tensor, *, dtype=None, layout_base: Layout | None = None) -> Tensor:
+    """TLA ``MakeTensorLike<LayoutTag[, Element]>(builtinTensor, likeTensor, Position[, layoutBase])``
+    (``include/tla/tensor.hpp``) over a simulated tensor: a tensor for ``like``'s logical extent (its origin shape)
+    in the format ``tag`` (``'L0C'``: the accumulator layout), or with ``layout_base``'s shape and stride and
+    ``like``'s origin shape. ``dtype`` defaults to the builtin tensor's element."""
+    if layout_base is not None:
+        layout = Layout(layout_base.shape, layout_base.stride, like.origin_shape)
+    elif tag == "L0C":
+        layout = make_layout_l0c(*like.origin_shape)
+    else:
+        layout = make_layout_tag(dtype if dtype is not None else builtin.dtype, tag, *like.origin_shape)
+    return make_tensor(builtin, layout)
 
 
 # -- regions: offsets and the runs of bytes they cover -----------------------------------------------------------
@@ -347,8 +361,8 @@ class CopyL1ToL0BTla(_CopyL1ToL0Tla):
 class TileMmadTla:
     """CATLASS ``Gemm::Tile::TileMmadTla<ArchTag, ElementA, LayoutTagL1A>`` (``gemm/tile/tile_mmad.hpp``): one
     ``Mmad`` on ``l0c.data()``, ``l0a.data()``, ``l0b.data()`` (the builtin tensors; the coordinates of the TLA
-    tensors are not applied, as in CATLASS) with m, n, k, ``initC`` and the unit flag. The instruction is
-    :class:`catlass_py.tile.mmad.TileMmad`'s (M pipe)."""
+    tensors are not applied, as in CATLASS) with m, n, k, ``initC`` and the unit flag, then a ``PIPE_M`` barrier
+    when ``(m / 16) * (n / 16) < 10``. The instruction is :class:`catlass_py.tile.mmad.TileMmad`'s (M pipe)."""
 
     def __init__(self, arch, element_a, element_b):
         self.arch = get_arch(arch)
@@ -363,6 +377,18 @@ class TileMmadTla:
         _device(l0a, what, "A", ("L0A",))
         _device(l0b, what, "B", ("L0B",))
         self._mmad(l0c.builtin, l0a.builtin, l0b.builtin, m, n, k, init_c, unit_flag)
+        ctx = l0c.builtin.ctx
+        if ctx is not None and (m // 16) * (n // 16) < 10:  # PIPE_M_BARRIER_THRESHOLD: a small Mmad is followed
+            ctx.pipe_barrier(Pipe.M)                          # by a PIPE_M barrier
+
+    def from_shapes(self, l0c: Tensor, l0a: Tensor, l0b: Tensor, init_c: bool = True, unit_flag: int = 0) -> None:
+        """The overload that reads the extents from the tensors: m and n from C's origin shape, k from A's; a
+        one-row m is issued as 16 rows on Atlas A2 (the cube's GEMV mode avoided)."""
+        m, n = l0c.origin_shape
+        k = l0a.origin_shape[1]
+        if m == 1 and self.arch.arch_code == 2201:
+            m = 16
+        self(l0c, l0a, l0b, m, n, k, init_c, unit_flag)
 
 
 # -- L0C -> GM -------------------------------------------------------------------------------------------------
@@ -514,6 +540,7 @@ __all__ = [
     "gather",
     "is_layout_kind",
     "make_tensor",
+    "make_tensor_like",
     "scatter",
     "tag_name",
 ]

@@ -278,6 +278,8 @@ EXAMPLES = {
     "37_streamk_matmul": [(["300", "200", "600"], 2), (["150", "200", "600"], 2), (["260", "520", "100"], 3),
                           (["128", "256", "1100"], 4)],
     "13_basic_matmul_tla": [(["130", "260", "100"], 2), (["1", "300", "600"], 3)],
+    "45_strided_batched_matmul_tla": [(["2", "130", "100", "40", "0", "45", "110", "101"], 2),
+                                      (["2", "1", "300", "600", "0", "col", "row"], 3)],
     "transpose_quant_batch_matmul": [(["8", "128", "64", "3"], 2),
                                      (["20", "64", "300", "2", "e5m2", "fp16", "021"], 3)],
 }
@@ -389,6 +391,8 @@ def _op_cases():
                                                         observers=o),
         "optimized_matmul padded": lambda o: ops.optimized_matmul(a, b, core_num=3, observers=o),
         "quant_matmul": lambda o: ops.quant_matmul(a8, b8, f16_scale, f16_pts, core_num=3, observers=o),
+        "strided_batched_matmul_tla": lambda o: ops.strided_batched_matmul_tla(*ab, layout_a="column", lda=80,
+                                                                               core_num=3, observers=o),
         "single_core_splitk_matmul": lambda o: ops.single_core_splitk_matmul(a, b, core_num=3, observers=o),
         "splitk_matmul": lambda o: ops.splitk_matmul(a, b, core_num=3, observers=o),
         "splitk_matmul fp32 out": lambda o: ops.splitk_matmul(a, b, out_dtype="float32", core_num=2, observers=o),
@@ -398,7 +402,8 @@ def _op_cases():
     }
 
 
-OP_NAMES = ["basic_matmul_tla", "basic_matmul_tla int8 column",
+OP_NAMES = ["strided_batched_matmul_tla",
+            "basic_matmul_tla", "basic_matmul_tla int8 column",
             "basic_matmul", "basic_matmul int8 column", "basic_matmul_preload_zn", "batched_matmul",
             "flash_attention_infer", "flash_attention_infer paged causal", "grouped_matmul", "grouped_matmul_slice_k",
             "grouped_matmul_slice_m", "grouped_matmul_slice_m_per_token_dequant",

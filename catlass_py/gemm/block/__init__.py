@@ -20,6 +20,7 @@ from catlass_py.gemm.block.capabilities import (
     SINGLE_CORE_SPLITK_CALL,
     STREAMK_CALL,
     TLA_CALL,
+    TLA_V2_CALL,
     BlockMmadCall,
     BlockMmadCapabilities,
     BlockMmadRequirement,
@@ -27,6 +28,7 @@ from catlass_py.gemm.block.capabilities import (
 from catlass_py.gemm.block.mmad_pingpong import BlockMmadPingpong
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
 from catlass_py.gemm.block.mmad_pingpong_tla import BlockMmadPingpongTla
+from catlass_py.gemm.block.mmad_pingpong_tla_v2 import BlockMmadPingpongTlaV2
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
 from catlass_py.gemm.block.mmad_preload_async import (
     BlockMmadPreloadAsync,
@@ -49,6 +51,7 @@ __all__ = [
     "SINGLE_CORE_SPLITK_CALL",
     "STREAMK_CALL",
     "TLA_CALL",
+    "TLA_V2_CALL",
     "BlockMmad",
     "BlockMmadTla",
     "BlockMmadCall",
@@ -57,6 +60,7 @@ __all__ = [
     "BlockMmadPingpong",
     "BlockMmadPingpongBias",
     "BlockMmadPingpongTla",
+    "BlockMmadPingpongTlaV2",
     "BlockMmadPreload",
     "BlockMmadPreloadAsync",
     "BlockMmadPreloadAsyncWithCallback",

@@ -25,6 +25,7 @@ from catlass_py.gemm.block.mmad_mla_qk import BlockMmadMLAQK
 from catlass_py.gemm.block.mmad_pingpong import BlockMmadPingpong
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
 from catlass_py.gemm.block.mmad_pingpong_tla import BlockMmadPingpongTla
+from catlass_py.gemm.block.mmad_pingpong_tla_v2 import BlockMmadPingpongTlaV2
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
 from catlass_py.gemm.block.mmad_preload_async import (
     BlockMmadPreloadAsync,
@@ -41,6 +42,7 @@ from catlass_py.gemm.dispatch_policy import (
     MmadAtlasA2SingleCoreSplitk,
     MmadAtlasA2Streamk,
     MmadPingpong,
+    MmadPingpongTlaV2,
 )
 from catlass_py.gemm.dispatch_policy_attention import (
     MmadAtlasA2FAIPV,
@@ -72,6 +74,7 @@ _IMPLEMENTATIONS = [
 #: the ``BlockMmadTla`` specialisations (TLA tensors in, CATLASS ``gemm/block/block_mmad_*_tla.hpp``)
 _TLA_IMPLEMENTATIONS = [
     (MmadPingpong, BlockMmadPingpongTla),
+    (MmadPingpongTlaV2, BlockMmadPingpongTlaV2),
 ]
 
 

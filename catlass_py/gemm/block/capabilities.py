@@ -20,6 +20,7 @@ BlockMmad (policy)                         call                 asynchronous  ca
 ``MmadAtlasA2Streamk``                     streamk              no            0          -
 ``MmadAtlasA2SingleCoreSplitk``            single_core_splitk   no            0          -
 ``MmadPingpong`` (``BlockMmadTla``)        tla                  no            0          -
+``MmadPingpongTlaV2`` (``BlockMmadTla``)   tla_v2               no            0          -
 =========================================  ===================  ============  =========  =====================
 """
 
@@ -50,6 +51,7 @@ STREAMK_CALL = BlockMmadCall(
     "streamk", "(gmA, layoutA, gmB, layoutB, gmC, layoutC, gmW, layoutW, gmNextA, gmNextB, actualShape, "
                "nextActualShape, isFirstBlock, hasNextBlock, isSkBlock)")
 TLA_CALL = BlockMmadCall("tla", "(tensorA, tensorB, tensorC, actualShape)")
+TLA_V2_CALL = BlockMmadCall("tla_v2", "(tensorA, tensorB, tensorC)")
 SINGLE_CORE_SPLITK_CALL = BlockMmadCall(
     "single_core_splitk", "(gmA, layoutA, gmB, layoutB, gmC, layoutC, gmNextA, gmNextB, actualShape, "
                           "nextActualShape, needLoadNextA, needLoadNextB, atomicAdd)")
@@ -120,4 +122,5 @@ __all__ = [
     "SINGLE_CORE_SPLITK_CALL",
     "STREAMK_CALL",
     "TLA_CALL",
+    "TLA_V2_CALL",
 ]
