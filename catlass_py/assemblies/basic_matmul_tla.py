@@ -24,8 +24,8 @@ def assemble(arch=ATLAS_A2, *, element="float16", layout_a="RowMajor", layout_b=
     """Build the kernel like the C++ example. The keywords swap template parameters: the input ``element``
     (float16, bfloat16, int8), the layout tags of A and B (RowMajor / ColumnMajor), the element of C (default: the
     input's, int32 for int8), the dispatch policy and the swizzle (offset, direction)."""
-    # 1. Dispatch policy: MmadPingpong<ArchTag, enableUnitFlag = true, useHF32 = false> (the unit flag stays off
-    #    for int8, as CATLASS requires).
+    # 1. Dispatch policy: MmadPingpong<ArchTag, enableUnitFlag = true, useHF32 = false> (kept off for int8 as
+    #    the 1.x policies require; the TLA block itself allows it).
     if dispatch_policy is None:
         dispatch_policy = MmadPingpong(enable_unit_flag=element != "int8", use_hf32_mode=False, arch=arch)
     # 2. Tile shapes: Shape<_128, _256, _256> in L1, Shape<_128, _256, _64> in L0.

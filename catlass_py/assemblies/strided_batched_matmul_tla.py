@@ -26,7 +26,8 @@ def assemble(arch=ATLAS_A2, *, element="float16", layout_a="RowMajor", layout_b=
     template parameters: the input ``element`` (float16, bfloat16, int8), the layout tags of A and B (RowMajor /
     ColumnMajor; C is RowMajor), the element of C (default: the input's, int32 for int8), the dispatch policy and
     the swizzle (offset, direction)."""
-    # 1. Dispatch policy: MmadPingpongTlaV2<ArchTag, true> (the unit flag stays off for int8, as CATLASS requires).
+    # 1. Dispatch policy: MmadPingpongTlaV2<ArchTag, true> (kept off for int8 as the 1.x
+    #    policies require; the TLA block itself allows it).
     if dispatch_policy is None:
         dispatch_policy = MmadPingpongTlaV2(enable_unit_flag=element != "int8", arch=arch)
     # 2. Tile shapes: Shape<_128, _256, _256> in L1, Shape<_128, _256, _64> in L0.

@@ -26,8 +26,14 @@ class EpilogueAtlasA2PerTokenDequant:
     def __post_init__(self):
         check_arch_tag(type(self).__name__, self.arch)
         if not is_int(self.ub_stages) or self.ub_stages < 1:
-            raise ConfigError(f"EpilogueAtlasA2PerTokenDequant: ub_stages must be an int >= 1, got {self.ub_stages!r}")
+            raise ConfigError(f"{type(self).__name__}: ub_stages must be an int >= 1, got {self.ub_stages!r}")
         object.__setattr__(self, "ub_stages", int(self.ub_stages))
+
+
+@dataclass(frozen=True)
+class EpilogueAtlasA2PerTokenDequantTla(EpilogueAtlasA2PerTokenDequant):
+    """CATLASS ``EpilogueAtlasA2PerTokenDequantTla<UB_STAGES>``: the per-token dequant on TLA tensors (examples 42,
+    44, 52; ``epilogue/block/block_epilogue_per_token_dequant_tla.hpp``)."""
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,13 @@ def check_positive_int(what: str, name: str, v) -> None:
 
 
 def reduce_element_types(what: str, element_accumulator, element_out) -> tuple:
-    """``(ElementAccumulator, ElementOut)`` as dtypes; the partial sums must be a float type."""
+    """``(ElementAccumulator, ElementOut)`` as dtypes: float partial sums (cast to the output), or int32 partial
+    sums kept as int32 (example 52's ``SplitkReduceAdd<ArchTag, int32_t, int32_t, ...>``; the vector ``Add``
+    wraps modulo 2**32)."""
     acc, out = dt.get_dtype(element_accumulator), dt.get_dtype(element_out)
-    if acc.kind != "float":
-        raise ConfigError(f"{what}: ElementAccumulator must be a float type, got {acc}")
+    if acc.kind != "float" and not (acc == dt.INT32 and out == dt.INT32):
+        raise ConfigError(f"{what}: ElementAccumulator must be a float type (or int32 reduced to int32), got {acc} "
+                          f"-> {out}")
     return acc, out
 
 

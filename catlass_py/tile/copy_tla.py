@@ -447,6 +447,67 @@ class CopyL0CToGmTla:
                      info={"m": m, "n": n, "quant": self.quant_mode.value, "relu": self.relu})
 
 
+# -- GM <-> UB (the vector cores) ---------------------------------------------------------------------------------
+
+class CopyGm2UbTla:
+    """CATLASS ``Epilogue::Tile::CopyGm2UbTla<AtlasA2, GM tensor, UB tensor>`` (``epilogue/tile/copy_gm_to_ub_tla.hpp``,
+    RowMajor in and out): ``DataCopyPad`` of the source's origin shape, ``rows`` bursts of ``cols`` elements, each
+    landing at the start of a UB row of the destination's row stride (whole 32-byte blocks); the rest of a UB row
+    keeps its contents. One MTE2 instruction event."""
+
+    op_name = "CopyGm2UbTla"
+
+    def __init__(self, arch, element):
+        self.arch = get_arch(arch)
+        self.element = get_dtype(element)
+
+    def __call__(self, dst: Tensor, src: Tensor) -> None:
+        what = self.op_name
+        _device(dst, what, "the destination", ("UB",))
+        _device(src, what, "the source", ("GM",))
+        _check_row_major(self.element, (src, dst), what)
+        extent = tuple(src.origin_shape)
+        scatter(dst, extent, gather(src, extent, what), what)
+        _emit(dst.builtin.ctx, Pipe.MTE2, what, nbytes=self.element.nbytes(extent[0] * extent[1]),
+              gm_reads=accesses(src, extent), local_writes=accesses(dst, extent),
+              info={"rows": extent[0], "cols": extent[1]})
+
+
+class CopyUb2GmTla:
+    """CATLASS ``Epilogue::Tile::CopyUb2GmTla<AtlasA2, UB tensor, GM tensor>`` (``epilogue/tile/copy_ub_to_gm_tla.hpp``,
+    RowMajor in and out): ``DataCopyPad`` of the destination's origin shape from UB rows of the source's row stride,
+    exactly ``rows x cols`` elements written. One MTE3 instruction event."""
+
+    op_name = "CopyUb2GmTla"
+
+    def __init__(self, arch, element):
+        self.arch = get_arch(arch)
+        self.element = get_dtype(element)
+
+    def __call__(self, dst: Tensor, src: Tensor) -> None:
+        what = self.op_name
+        _device(dst, what, "the destination", ("GM",))
+        _device(src, what, "the source", ("UB",))
+        _check_row_major(self.element, (src, dst), what)
+        extent = tuple(dst.origin_shape)
+        scatter(dst, extent, gather(src, extent, what), what)
+        _emit(src.builtin.ctx, Pipe.MTE3, what, nbytes=self.element.nbytes(extent[0] * extent[1]),
+              gm_writes=accesses(dst, extent), local_reads=accesses(src, extent),
+              info={"rows": extent[0], "cols": extent[1]})
+
+
+def _check_row_major(element, tensors, what: str) -> None:
+    for t in tensors:
+        if t.rank != 2 or not is_layout_kind(element, t.layout, "RowMajor"):
+            raise ConfigError(f"{what}: tensors must be RowMajor (rank 2, unit column stride), got {t.layout}")
+        if t.data.dtype != element.numpy:
+            raise ConfigError(f"{what}: assembled for {element} elements, called with a {t.data.dtype} tensor (a copy "
+                              "moves elements and never converts them)")
+    ub = [t for t in tensors if t.position == "UB"][0]
+    if ub.layout.shape[0] > 1 and element.nbytes(ub.stride[0]) % 32:
+        raise ConfigError(f"{what}: the UB row stride {ub.stride[0]} is not a whole number of 32-byte blocks")
+
+
 # -- the bundle ------------------------------------------------------------------------------------------------
 
 #: the L1 layout of an operand by its GM layout (CATLASS ``helper::L1ATypeSelector`` / ``L1BTypeSelector``)
@@ -528,13 +589,48 @@ class PackedTileCopyTla:
         return dataclasses.replace(self, **members)
 
 
+@dataclass(frozen=True)
+class TileCopyDequantTla:
+    """CATLASS ``Epilogue::Tile::TileCopyDequantTla<ArchTag, ElementC, LayoutTagC, ElementScale, LayoutTagScale,
+    ElementPerTokenScale, LayoutTagPerTokenScale, ElementD, LayoutTagD>`` (``epilogue/tile/tile_copy.hpp``): the
+    GM <-> UB copies of the per-token-dequant TLA epilogue, all RowMajor (the scales as ``1 x n`` / ``1 x m``
+    matrices): ``copy_gm_to_ub_c``, ``copy_gm_to_ub_x`` (scale), ``copy_gm_to_ub_y`` (per-token scale),
+    ``copy_ub_to_gm_d``."""
+
+    arch: Any
+    element_c: Any
+    element_scale: Any
+    element_per_token_scale: Any
+    element_d: Any
+    copy_gm_to_ub_c: Any = None
+    copy_gm_to_ub_x: Any = None
+    copy_gm_to_ub_y: Any = None
+    copy_ub_to_gm_d: Any = None
+
+    def __post_init__(self):
+        sa = object.__setattr__
+        arch = get_arch(self.arch)
+        sa(self, "arch", arch)
+        for name in ("element_c", "element_scale", "element_per_token_scale", "element_d"):
+            sa(self, name, get_dtype(getattr(self, name)))
+        for name, make in (("copy_gm_to_ub_c", lambda: CopyGm2UbTla(arch, self.element_c)),
+                           ("copy_gm_to_ub_x", lambda: CopyGm2UbTla(arch, self.element_scale)),
+                           ("copy_gm_to_ub_y", lambda: CopyGm2UbTla(arch, self.element_per_token_scale)),
+                           ("copy_ub_to_gm_d", lambda: CopyUb2GmTla(arch, self.element_d))):
+            if getattr(self, name) is None:
+                sa(self, name, make())
+
+
 __all__ = [
+    "CopyGm2UbTla",
     "CopyGmToL1Tla",
     "CopyL0CToGmTla",
     "CopyL1ToL0ATla",
     "CopyL1ToL0BTla",
+    "CopyUb2GmTla",
     "L1_LAYOUT",
     "PackedTileCopyTla",
+    "TileCopyDequantTla",
     "TileMmadTla",
     "accesses",
     "gather",

@@ -280,6 +280,7 @@ EXAMPLES = {
     "13_basic_matmul_tla": [(["130", "260", "100"], 2), (["1", "300", "600"], 3)],
     "45_strided_batched_matmul_tla": [(["2", "130", "100", "40", "0", "45", "110", "101"], 2),
                                       (["2", "1", "300", "600", "0", "col", "row"], 3)],
+    "52_quant_multi_core_splitk_matmul_tla": [(["150", "300", "600"], 8), (["100", "64", "2000"], 20)],
     "transpose_quant_batch_matmul": [(["8", "128", "64", "3"], 2),
                                      (["20", "64", "300", "2", "e5m2", "fp16", "021"], 3)],
 }
@@ -298,7 +299,10 @@ def test_every_shipped_example_is_covered():
 #: memories every matmul example writes, and the examples whose first case also writes UB (vector cores: epilogues,
 #: reductions, padding) or BT (bias)
 CUBE_SPACES = ("GM", "L1", "L0A", "L0B", "L0C")
-EXTRA_SPACES = {"UB": {"03", "06", "07", "09", "10", "11", "12", "19", "23", "26", "27", "28", "34", "37"}, "BT": {"20"}}
+EXTRA_SPACES = {
+    "UB": {"03", "06", "07", "09", "10", "11", "12", "19", "23", "26", "27", "28", "34", "37", "52"},
+    "BT": {"20"},
+}
 
 
 @pytest.mark.parametrize("name,args,cores,first", CASES)
@@ -391,6 +395,8 @@ def _op_cases():
                                                         observers=o),
         "optimized_matmul padded": lambda o: ops.optimized_matmul(a, b, core_num=3, observers=o),
         "quant_matmul": lambda o: ops.quant_matmul(a8, b8, f16_scale, f16_pts, core_num=3, observers=o),
+        "quant_multi_core_splitk_matmul_tla": lambda o: ops.quant_multi_core_splitk_matmul_tla(
+            a8, b8, f32_scale_g[0], f32_pts, core_num=8, observers=o),
         "strided_batched_matmul_tla": lambda o: ops.strided_batched_matmul_tla(*ab, layout_a="column", lda=80,
                                                                                core_num=3, observers=o),
         "single_core_splitk_matmul": lambda o: ops.single_core_splitk_matmul(a, b, core_num=3, observers=o),
@@ -402,7 +408,8 @@ def _op_cases():
     }
 
 
-OP_NAMES = ["strided_batched_matmul_tla",
+OP_NAMES = ["quant_multi_core_splitk_matmul_tla",
+            "strided_batched_matmul_tla",
             "basic_matmul_tla", "basic_matmul_tla int8 column",
             "basic_matmul", "basic_matmul int8 column", "basic_matmul_preload_zn", "batched_matmul",
             "flash_attention_infer", "flash_attention_infer paged causal", "grouped_matmul", "grouped_matmul_slice_k",
@@ -801,6 +808,29 @@ def _tla_fixpipe(out="float16", layout_c="RowMajor", m=20, n=40):
     return scenario
 
 
+def _tla_gm_ub(direction, dtype="float16"):
+    def scenario(env: Env):
+        from catlass_py.tile.copy_tla import CopyGm2UbTla, CopyUb2GmTla, make_tensor
+        from catlass_py.tla import Layout, get_tile, make_layout_tag
+
+        ctx = env.core("AIV")
+        ub = ctx.resource.ub_buf.get_buffer_by_byte(dtype, 512)
+        rows, cols, ld, pitch = 7, 21, 30, 32
+        ub_t = make_tensor(ub, Layout((rows, cols), (pitch, 1)))
+        if direction == "in":
+            gm = make_tensor(env.gm_in(env.rand(dtype, (rows + 2, ld))).tensor(dtype),
+                             make_layout_tag(dtype, "RowMajor", rows + 2, ld))
+            env.go()
+            CopyGm2UbTla(ATLAS_A2, dtype)(ub_t, get_tile(gm, (1, 2), (rows, cols)))
+        else:
+            env.fill(ub)
+            gm = make_tensor(env.gm_out(4 * (rows + 2) * ld).tensor(dtype), make_layout_tag(dtype, "RowMajor",
+                                                                                             rows + 2, ld))
+            env.go()
+            CopyUb2GmTla(ATLAS_A2, dtype)(get_tile(gm, (1, 2), (rows, cols)), ub_t)
+    return scenario
+
+
 #: name -> (scenario, tight): ``tight`` scenarios also check that every declared written byte changes in one of
 #: the two runs; read-modify-write instructions (accumulating Mmad, Axpy, atomic add, the multi-step GELU/SiLU
 #: tiles) may legitimately leave some written bytes as they were.
@@ -856,6 +886,8 @@ TILE_SCENARIOS = {
     "TileMmadTla fp16": (_tla_mmad, True),
     "CopyL0CToGmTla fp32->fp16": (_tla_fixpipe(), True),
     "CopyL0CToGmTla zN destination": (_tla_fixpipe("float32", "zN"), True),
+    "CopyGm2UbTla RowMajor": (_tla_gm_ub("in"), True),
+    "CopyUb2GmTla RowMajor": (_tla_gm_ub("out", "float32"), True),
 }
 
 

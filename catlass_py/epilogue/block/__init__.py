@@ -8,6 +8,7 @@ from catlass_py.epilogue.block.elemwise import (
     ElemWiseOneSourceParams,
 )
 from catlass_py.epilogue.block.per_token_dequant import BlockEpiloguePerTokenDequant, PerTokenDequantParams
+from catlass_py.epilogue.block.per_token_dequant_tla import BlockEpiloguePerTokenDequantTla, PerTokenDequantTlaParams
 
 from catlass_py.epilogue.dispatch_policy import EpilogueAtlasA2ElemWiseNoSource, EpilogueAtlasA2ElemWiseOneSource
 
@@ -21,8 +22,10 @@ __all__ = [
     "BlockEpilogueElemWiseNoSource",
     "BlockEpilogueElemWiseOneSource",
     "BlockEpiloguePerTokenDequant",
+    "BlockEpiloguePerTokenDequantTla",
     "ElemWiseNoSourceParams",
     "ElemWiseOneSourceParams",
     "PerTokenDequantParams",
+    "PerTokenDequantTlaParams",
     "register_block_epilogue",
 ]

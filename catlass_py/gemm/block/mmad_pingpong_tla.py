@@ -119,7 +119,8 @@ class BlockMmadPingpongTla(BlockMmadTlaSpec):
     the unit flag, ``L1A_TILE_SIZE * L1A_STAGES + L1B_TILE_SIZE * L1B_STAGES <= L1_SIZE``,
     ``L0A_TILE_SIZE * L0A_STAGES <= L0A_SIZE`` (B likewise), ``L0C_TILE_SIZE * L0C_STAGES <= L0C_SIZE``, L1/L0 tiles
     agree on M and N, ``L0_TILE_K <= L1_TILE_K``, 32-byte aligned tile extents, ``L1A_STAGES + L1B_STAGES <= 8`` and
-    ``L0A_STAGES + L0B_STAGES <= 8`` (event ids), and CATLASS's unit-flag restriction for int8.
+    ``L0A_STAGES + L0B_STAGES <= 8`` (event ids). The 1.x policy's rule "unit flag off for int8" is not CATLASS's
+    for this block (example 52 runs int8 with the unit flag).
     """
 
     CAPABILITIES = BlockMmadCapabilities(TLA_CALL)
@@ -134,8 +135,6 @@ class BlockMmadPingpongTla(BlockMmadTlaSpec):
         if p.enable_unit_flag and p.l0c_stages != 1:
             raise ConfigError(f"{what}: L0C_STAGES must be 1 when UnitFlag is true (!(ENABLE_UNIT_FLAG && "
                               f"L0C_STAGES != 1)), got L0C_STAGES = {p.l0c_stages}")
-        if p.enable_unit_flag and self.element_a.kind == "int" and self.element_a.bits == 8:
-            raise ConfigError(f"{what}: the unit flag must be off for int8 inputs (CATLASS dispatch_policy.hpp)")
         self.budget("L1 tiles", self.l1a_tile_size * p.l1a_stages + self.l1b_tile_size * p.l1b_stages, arch.l1_size,
                     "L1A_TILE_SIZE * L1A_STAGES + L1B_TILE_SIZE * L1B_STAGES <= L1_SIZE")
         self.budget("L0A tiles", self.l0a_tile_size * p.l0a_stages, arch.l0a_size, "L0A_TILE_SIZE * L0A_STAGES <= L0A_SIZE")

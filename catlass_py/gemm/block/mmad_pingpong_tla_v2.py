@@ -27,7 +27,7 @@ class BlockMmadPingpongTlaV2(BlockMmadTlaSpec):
 
     Checks (CATLASS's ``static_assert``): ``(L1A_TILE_SIZE + L1B_TILE_SIZE) * STAGES <= L1_SIZE``,
     ``L0A_TILE_SIZE * STAGES <= L0A_SIZE`` (B likewise), ``L0C_TILE_SIZE <= L0C_SIZE``, L1/L0 tiles agree on M and N,
-    ``L0_TILE_K <= L1_TILE_K``, 32-byte aligned extents, the C layout rule, and the unit flag off for int8.
+    ``L0_TILE_K <= L1_TILE_K``, 32-byte aligned extents, the C layout rule.
     """
 
     CAPABILITIES = BlockMmadCapabilities(TLA_V2_CALL)
@@ -35,8 +35,6 @@ class BlockMmadPingpongTlaV2(BlockMmadTlaSpec):
     def __init__(self, policy: MmadPingpongTlaV2, *args):
         super().__init__(policy, *args)
         s, arch = policy.STAGES, self.arch
-        if policy.enable_unit_flag and self.element_a.kind == "int" and self.element_a.bits == 8:
-            raise ConfigError(f"{self.what}: the unit flag must be off for int8 inputs (CATLASS dispatch_policy.hpp)")
         self.stages = s
         self.budget("L1 tiles", (self.l1a_tile_size + self.l1b_tile_size) * s, arch.l1_size,
                     "(L1A_TILE_SIZE + L1B_TILE_SIZE) * STAGES <= L1_SIZE")
