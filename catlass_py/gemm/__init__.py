@@ -22,6 +22,7 @@ from catlass_py.gemm.dispatch_policy import (
     MmadAtlasA2SingleCoreSplitk,
     MmadAtlasA2Streamk,
     MmadBase,
+    MmadFullLoadA,
     MmadPingpong,
     MmadPingpongTlaV2,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "MmadAtlasA2SingleCoreSplitk",
     "MmadAtlasA2Streamk",
     "MmadBase",
+    "MmadFullLoadA",
     "MmadPingpong",
     "MmadPingpongTlaV2",
     "ceil_div",

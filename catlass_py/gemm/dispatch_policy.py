@@ -212,3 +212,28 @@ class MmadPingpongTlaV2(MmadBase):
         super().__post_init__()
         _check_bool("enable_unit_flag", self.enable_unit_flag)
 
+
+@dataclass(frozen=True)
+class MmadFullLoadA(MmadBase):
+    """CATLASS ``MmadFullLoadA<ArchTag, ENABLE_UNIT_FLAG, ENABLE_SHUFFLE_K, USE_HF32_MODE, L0C_STAGES,
+    ENABLE_L1_RESIDENT, L1A_STAGES, L1B_STAGES, L0A_STAGES, L0B_STAGES>`` (``gemm/dispatch_policy.hpp``): the TLA
+    block that keeps the whole ``L1_TILE_M x K`` panel of A in L1 (half of L1) and streams B's K tiles
+    (``gemm/block/block_mmad_pingpong_full_loadA_tla.hpp``, example 44); synchronous."""
+
+    enable_unit_flag: bool = False
+    enable_shuffle_k: bool = False
+    use_hf32_mode: bool = False
+    l0c_stages: int = 1
+    enable_l1_resident: bool = False
+    l1a_stages: int = 1
+    l1b_stages: int = 2
+    l0a_stages: int = 2
+    l0b_stages: int = 2
+
+    def __post_init__(self):
+        super().__post_init__()
+        for name in ("enable_unit_flag", "enable_shuffle_k", "use_hf32_mode", "enable_l1_resident"):
+            _check_bool(name, getattr(self, name))
+        for name in ("l0c_stages", "l1a_stages", "l1b_stages", "l0a_stages", "l0b_stages"):
+            _check_stages(name, getattr(self, name))
+

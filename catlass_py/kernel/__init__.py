@@ -25,6 +25,7 @@ from catlass_py.kernel.padding import PaddingBuilder
 from catlass_py.kernel.padding_block_nd import PaddingMatrixBlockND
 from catlass_py.kernel.padding_nz import PaddingMatrixNZ, RemovePaddingNDAndCast
 from catlass_py.kernel.padding_tag import PaddingTag
+from catlass_py.kernel.quant_matmul_full_load_a_tla import QuantMatmulFullLoadATla
 from catlass_py.kernel.quant_matmul_multistage_workspace import QuantMatmulMultiStageWorkspace
 from catlass_py.kernel.quant_multi_core_splitk_matmul_tla import QuantMultiCoreSplitkMatmulTla
 from catlass_py.kernel.single_core_slicek_matmul import SingleCoreSplitkMatmul
@@ -57,6 +58,7 @@ __all__ = [
     "PaddingMatrixBlockND",
     "PaddingMatrixNZ",
     "PaddingTag",
+    "QuantMatmulFullLoadATla",
     "QuantMatmulMultiStageWorkspace",
     "QuantMultiCoreSplitkMatmulTla",
     "RemovePaddingNDAndCast",

@@ -18,6 +18,7 @@ from catlass_py.ops.matmul_relu import matmul_relu
 from catlass_py.ops.mla import mla
 from catlass_py.ops.optimized_matmul import optimized_matmul
 from catlass_py.ops.quant_matmul import quant_matmul
+from catlass_py.ops.quant_matmul_full_load_a_tla import quant_matmul_full_load_a_tla
 from catlass_py.ops.quant_multi_core_splitk_matmul_tla import quant_multi_core_splitk_matmul_tla
 from catlass_py.ops.single_core_splitk_matmul import single_core_splitk_matmul
 from catlass_py.ops.splitk_matmul import splitk_matmul
@@ -45,6 +46,7 @@ __all__ = [
     "mla",
     "optimized_matmul",
     "quant_matmul",
+    "quant_matmul_full_load_a_tla",
     "quant_multi_core_splitk_matmul_tla",
     "single_core_splitk_matmul",
     "splitk_matmul",

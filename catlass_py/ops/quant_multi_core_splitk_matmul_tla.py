@@ -32,9 +32,9 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, layout_a="row", layout_b="column", e
                     ub_stages=1 if element_d == "float32" else 2)
 
 
-def validate_inputs(a, b, scale, per_token_scale, core_num, arch) -> tuple[int, int, int]:
-    """Check the op's inputs (int8 ``a`` [m, k] and ``b`` [k, n], float32 ``scale`` [n] and ``per_token_scale``
-    [m], k >= 1, at least 2 AI cores); return (m, n, k)."""
+def validate_quant_inputs(a, b, scale, per_token_scale, core_num, arch) -> tuple[int, int, int]:
+    """Check the inputs of the TLA quant matmuls: int8 ``a`` [m, k] and ``b`` [k, n], float32 ``scale`` [n] and
+    ``per_token_scale`` [m], k >= 1, the core count; return (m, n, k)."""
     a = as_array("a", a, "int8", 2)
     b = as_array("b", b, "int8", 2)
     scale = as_array("scale", scale, "float32", 1)
@@ -47,6 +47,12 @@ def validate_inputs(a, b, scale, per_token_scale, core_num, arch) -> tuple[int, 
     check_shape("scale", scale, (n,), "one per column of b")
     check_shape("per_token_scale", per_token_scale, (m,), "one per row of a")
     check_core_num(core_num, arch)
+    return m, n, k
+
+
+def validate_inputs(a, b, scale, per_token_scale, core_num, arch) -> tuple[int, int, int]:
+    """:func:`validate_quant_inputs` and at least 2 AI cores (the epilogue's step); return (m, n, k)."""
+    m, n, k = validate_quant_inputs(a, b, scale, per_token_scale, core_num, arch)
     if core_num < 2:
         raise ArgumentError("core_num: the kernel's epilogue steps by GetBlockNum() / GetSubBlockNum() AI cores, 0 "
                             "on one AI core (its loop would never end); use at least 2")
@@ -91,4 +97,4 @@ def quant_multi_core_splitk_matmul_tla(a, b, scale, per_token_scale, *, layout_a
     return run.run(kernel, args, host["d"])
 
 
-__all__ = ["build_kernel", "quant_multi_core_splitk_matmul_tla", "validate_inputs"]
+__all__ = ["build_kernel", "quant_multi_core_splitk_matmul_tla", "validate_inputs", "validate_quant_inputs"]

@@ -15,6 +15,7 @@ from catlass_py.gemm.block.block_mmad_instance import (
 from catlass_py.gemm.block.block_mmad_spec import BlockMmadSpec
 from catlass_py.gemm.block.capabilities import (
     BIAS_CALL,
+    FULL_LOAD_A_CALL,
     PLAIN_CALL,
     PRELOAD_CALL,
     SINGLE_CORE_SPLITK_CALL,
@@ -27,6 +28,7 @@ from catlass_py.gemm.block.capabilities import (
 )
 from catlass_py.gemm.block.mmad_pingpong import BlockMmadPingpong
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
+from catlass_py.gemm.block.mmad_full_load_a_tla import BlockMmadFullLoadATla
 from catlass_py.gemm.block.mmad_pingpong_tla import BlockMmadPingpongTla
 from catlass_py.gemm.block.mmad_pingpong_tla_v2 import BlockMmadPingpongTlaV2
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
@@ -37,6 +39,7 @@ from catlass_py.gemm.block.mmad_preload_async import (
 from catlass_py.gemm.block.mmad_single_core_splitk import BlockMmadSingleCoreSplitk
 from catlass_py.gemm.block.mmad_streamk import BlockMmadStreamk
 from catlass_py.gemm.block.swizzle import GemmIdentityBlockSwizzle
+from catlass_py.gemm.block.swizzle_full_load import GemmIdentityBlockSwizzleL1FullLoad
 from catlass_py.gemm.block.swizzle_splitk import (
     SingleCoreSplitkGemmIdentityBlockSwizzle,
     SplitkGemmIdentityBlockSwizzle,
@@ -46,6 +49,7 @@ from catlass_py.gemm.block.swizzle_splitk import (
 
 __all__ = [
     "BIAS_CALL",
+    "FULL_LOAD_A_CALL",
     "PLAIN_CALL",
     "PRELOAD_CALL",
     "SINGLE_CORE_SPLITK_CALL",
@@ -56,6 +60,7 @@ __all__ = [
     "BlockMmadTla",
     "BlockMmadCall",
     "BlockMmadCapabilities",
+    "BlockMmadFullLoadATla",
     "BlockMmadInstance",
     "BlockMmadPingpong",
     "BlockMmadPingpongBias",
@@ -69,6 +74,7 @@ __all__ = [
     "BlockMmadSingleCoreSplitk",
     "BlockMmadStreamk",
     "GemmIdentityBlockSwizzle",
+    "GemmIdentityBlockSwizzleL1FullLoad",
     "PingpongStagesInstance",
     "SingleCoreSplitkGemmIdentityBlockSwizzle",
     "SplitkGemmIdentityBlockSwizzle",

@@ -24,6 +24,7 @@ from catlass_py.gemm.block.mmad_mla_pv import BlockMmadMLAPV
 from catlass_py.gemm.block.mmad_mla_qk import BlockMmadMLAQK
 from catlass_py.gemm.block.mmad_pingpong import BlockMmadPingpong
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
+from catlass_py.gemm.block.mmad_full_load_a_tla import BlockMmadFullLoadATla
 from catlass_py.gemm.block.mmad_pingpong_tla import BlockMmadPingpongTla
 from catlass_py.gemm.block.mmad_pingpong_tla_v2 import BlockMmadPingpongTlaV2
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
@@ -41,6 +42,7 @@ from catlass_py.gemm.dispatch_policy import (
     MmadAtlasA2PreloadAsyncWithCallback,
     MmadAtlasA2SingleCoreSplitk,
     MmadAtlasA2Streamk,
+    MmadFullLoadA,
     MmadPingpong,
     MmadPingpongTlaV2,
 )
@@ -75,6 +77,7 @@ _IMPLEMENTATIONS = [
 _TLA_IMPLEMENTATIONS = [
     (MmadPingpong, BlockMmadPingpongTla),
     (MmadPingpongTlaV2, BlockMmadPingpongTlaV2),
+    (MmadFullLoadA, BlockMmadFullLoadATla),
 ]
 
 

@@ -21,6 +21,7 @@ BlockMmad (policy)                         call                 asynchronous  ca
 ``MmadAtlasA2SingleCoreSplitk``            single_core_splitk   no            0          -
 ``MmadPingpong`` (``BlockMmadTla``)        tla                  no            0          -
 ``MmadPingpongTlaV2`` (``BlockMmadTla``)   tla_v2               no            0          -
+``MmadFullLoadA`` (``BlockMmadTla``)       full_load_a          no            0          -
 =========================================  ===================  ============  =========  =====================
 """
 
@@ -52,6 +53,7 @@ STREAMK_CALL = BlockMmadCall(
                "nextActualShape, isFirstBlock, hasNextBlock, isSkBlock)")
 TLA_CALL = BlockMmadCall("tla", "(tensorA, tensorB, tensorC, actualShape)")
 TLA_V2_CALL = BlockMmadCall("tla_v2", "(tensorA, tensorB, tensorC)")
+FULL_LOAD_A_CALL = BlockMmadCall("full_load_a", "(tensorA, tensorB, tensorC, actualShape, needLoadL1)")
 SINGLE_CORE_SPLITK_CALL = BlockMmadCall(
     "single_core_splitk", "(gmA, layoutA, gmB, layoutB, gmC, layoutC, gmNextA, gmNextB, actualShape, "
                           "nextActualShape, needLoadNextA, needLoadNextB, atomicAdd)")
@@ -113,6 +115,7 @@ class BlockMmadRequirement:
 
 __all__ = [
     "BIAS_CALL",
+    "FULL_LOAD_A_CALL",
     "BlockMmadCall",
     "BlockMmadCapabilities",
     "BlockMmadRequirement",
