@@ -21,6 +21,7 @@ from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant_multistage_works
 from catlass_py.kernel.matmul_bias import MatmulBias
 from catlass_py.kernel.matmul_epilogue import MatmulActivation, MatmulEpilogue
 from catlass_py.kernel.optimized_matmul import OptimizedMatmul
+from catlass_py.kernel.optimized_matmul_tla import OptimizedMatmulTla, PaddingMatrixBlockNDTla
 from catlass_py.kernel.padding import PaddingBuilder
 from catlass_py.kernel.padding_block_nd import PaddingMatrixBlockND
 from catlass_py.kernel.padding_nz import PaddingMatrixNZ, RemovePaddingNDAndCast
@@ -54,8 +55,10 @@ __all__ = [
     "MatmulEpilogue",
     "MemFill",
     "OptimizedMatmul",
+    "OptimizedMatmulTla",
     "PaddingBuilder",
     "PaddingMatrixBlockND",
+    "PaddingMatrixBlockNDTla",
     "PaddingMatrixNZ",
     "PaddingTag",
     "QuantMatmulFullLoadATla",

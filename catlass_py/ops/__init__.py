@@ -17,6 +17,7 @@ from catlass_py.ops.matmul_bias import matmul_bias
 from catlass_py.ops.matmul_relu import matmul_relu
 from catlass_py.ops.mla import mla
 from catlass_py.ops.optimized_matmul import optimized_matmul
+from catlass_py.ops.optimized_matmul_tla import optimized_matmul_tla
 from catlass_py.ops.quant_matmul import quant_matmul
 from catlass_py.ops.quant_matmul_full_load_a_tla import quant_matmul_full_load_a_tla
 from catlass_py.ops.quant_multi_core_splitk_matmul_tla import quant_multi_core_splitk_matmul_tla
@@ -45,6 +46,7 @@ __all__ = [
     "matmul_silu",
     "mla",
     "optimized_matmul",
+    "optimized_matmul_tla",
     "quant_matmul",
     "quant_matmul_full_load_a_tla",
     "quant_multi_core_splitk_matmul_tla",

@@ -202,7 +202,7 @@ def _device(t: Any, what: str, name: str, positions: tuple) -> Tensor:
 
 def is_layout_kind(dtype, layout: Layout, kind: str) -> bool:
     """Whether a TLA layout has the Ascend format ``kind`` ('RowMajor', 'ColumnMajor', 'VectorLayout', 'zN', 'zZ',
-    'nZ'; a zN of 16 x 16 fractals is also the L0C layout). CATLASS decides this at compile time from the static
+    'nZ', 'PaddingRowMajor', 'PaddingColumnMajor'; a zN of 16 x 16 fractals is also the L0C layout). CATLASS decides this at compile time from the static
     strides (``tla::detail::isRowMajor``, ``isColumnMajor``, ``isVector``, ``iszN``, ``iszZ``, ``isnZ`` in
     ``include/tla/layout.hpp``); here from the values, a stride of a mode of extent 1 being free."""
     c0 = get_dtype(dtype).c0
@@ -229,6 +229,10 @@ def is_layout_kind(dtype, layout: Layout, kind: str) -> bool:
         return sk1 == 16 * c0 or k1 <= 1
     if kind == "nZ":
         return r0 == c0 and k0 == 16 and sr0 == 1 and sk0 == c0 and (sk1 == 16 * c0 or k1 <= 1)
+    if kind == "PaddingRowMajor":  # row-major blocks (bR x bC) in a row-major grid
+        return sr0 == k0 and sk0 == 1 and (sk1 == r0 * k0 or k1 <= 1)
+    if kind == "PaddingColumnMajor":  # column-major blocks in a column-major grid
+        return sr0 == 1 and sk0 == r0 and (sr1 == r0 * k0 or r1 <= 1)
     return False
 
 
@@ -265,25 +269,30 @@ class CopyGmToL1Tla:
         self.layout_src, self.layout_dst = layout_src, layout_dst
 
     def __call__(self, dst: Tensor, src: Tensor) -> None:
+        """Copy the source's origin shape."""
+        self._copy(dst, src, tuple(src.origin_shape))
+
+    def _copy(self, dst: Tensor, src: Tensor, shape: tuple) -> None:
         what = self.op_name
         _device(dst, what, "the destination", ("L1",))
         _device(src, what, "the source", ("GM",))
         for t, kind, name in ((src, self.layout_src, "source"), (dst, self.layout_dst, "destination")):
             if not is_layout_kind(self.element, t.layout, kind):
                 raise ConfigError(f"{what}: the {name} layout {t.layout} is not {kind}")
-        rows, cols = src.origin_shape
+        rows, cols = shape
         c0 = self.element.c0
-        if self.layout_src == "RowMajor":
+        src_kind = self.layout_src.replace("Padding", "")
+        if src_kind == "RowMajor":
             data = gather(src, (rows, cols), what)
             land = (rows, _round(cols, c0))
-            dmas = rows if src.stride[0] >= STRIDE_LIMIT else 1
+            dmas = rows if self.split_rows and src.stride[0] >= STRIDE_LIMIT else 1
             read = (src, (rows, cols))
-        elif self.layout_src == "ColumnMajor":
+        elif src_kind == "ColumnMajor":
             data = gather(src, (rows, cols), what)
             land = (_round(rows, c0), cols)
-            dmas = cols if src.stride[1] >= STRIDE_LIMIT else 1
+            dmas = cols if self.split_rows and src.stride[1] >= STRIDE_LIMIT else 1
             read = (src, (rows, cols))
-        elif self.layout_src == "zN":
+        elif src_kind == "zN":
             land = (rows, _round(cols, c0))
             data = gather(src, land, what)
             dmas = 1 if src.stride[1][1] // c0 <= STRIDE_LIMIT else -(-cols // c0)
@@ -301,6 +310,33 @@ class CopyGmToL1Tla:
         _emit(dst.builtin.ctx, Pipe.MTE2, self.op_name, nbytes=self.element.nbytes(rows * cols),
               gm_reads=accesses(*read), local_writes=accesses(dst, land),
               info={"rows": rows, "cols": cols, "dmas": dmas})
+
+    split_rows = True
+
+
+class CopyGmToL1TlaExt(CopyGmToL1Tla):
+    """CATLASS ``TileCopyTlaExt<AtlasA2, GM tensor, L1 tensor, LayoutTagSrc, LayoutTagDst>``
+    (``gemm/tile/atlasa2/copy_gm_to_l1.hpp``): the ND2NZ copy of an explicit ``actualShape`` (rows, cols) from a
+    RowMajor or ``PaddingRowMajor`` source into zN (ColumnMajor / ``PaddingColumnMajor`` into nZ), the source row
+    (column) stride taken from the layout - inside one padded block for the padding layouts. One DMA whatever
+    the stride. Called as ``copy(dst, src, actual_shape)``; one MTE2 instruction event."""
+
+    op_name = "CopyGmToL1TlaExt"
+    _PAIRS = {("RowMajor", "zN"), ("PaddingRowMajor", "zN"), ("ColumnMajor", "nZ"), ("PaddingColumnMajor", "nZ")}
+    split_rows = False
+
+    def __init__(self, arch, element, layout_src: str, layout_dst: str):
+        self.arch = get_arch(arch)
+        self.element = get_dtype(element)
+        if (layout_src, layout_dst) not in self._PAIRS:
+            raise ConfigError(f"{self.op_name}: no GM->L1 copy from {layout_src} to {layout_dst} (supported: "
+                              "RowMajor/PaddingRowMajor->zN, ColumnMajor/PaddingColumnMajor->nZ)")
+        self.layout_src, self.layout_dst = layout_src, layout_dst
+
+    def __call__(self, dst: Tensor, src: Tensor, actual_shape=None) -> None:
+        """Copy ``actual_shape`` (rows, cols) from the source's coordinate (default: its origin shape)."""
+        shape = tuple(src.origin_shape) if actual_shape is None else tuple(int(v) for v in actual_shape)
+        self._copy(dst, src, shape)
 
 
 # -- L1 -> L0A / L0B -------------------------------------------------------------------------------------------
@@ -590,6 +626,31 @@ class PackedTileCopyTla:
 
 
 @dataclass(frozen=True)
+class PaddingPackedTileCopyTla(PackedTileCopyTla):
+    """CATLASS ``Gemm::Tile::PaddingPackedTileCopyTla<ArchTag, TensorA, LayoutTagA, TensorB, LayoutTagB, TensorC,
+    LayoutTagC, TensorBias, LayoutTagBias, IS_PADDING_A, IS_PADDING_B>`` (``gemm/tile/tile_copy.hpp``): the bundle of
+    the optimized TLA matmuls, whose GM -> L1 copies take an explicit actual shape (:class:`CopyGmToL1TlaExt`);
+    with ``is_padding_a`` (``is_padding_b``) the operand is read from a ``PaddingRowMajor`` /
+    ``PaddingColumnMajor`` workspace. A and B must be RowMajor or ColumnMajor."""
+
+    is_padding_a: bool = False
+    is_padding_b: bool = False
+
+    def __post_init__(self):
+        sa = object.__setattr__
+        for name, tag in (("LayoutTagA", self.layout_tag_a), ("LayoutTagB", self.layout_tag_b)):
+            if tag_name(tag) not in ("RowMajor", "ColumnMajor"):
+                raise ConfigError(f"PaddingPackedTileCopyTla: {name} must be RowMajor or ColumnMajor, got {tag}")
+        for member, element, tag, padding in (("copy_gm_to_l1_a", self.element_a, self.layout_tag_a, self.is_padding_a),
+                                              ("copy_gm_to_l1_b", self.element_b, self.layout_tag_b, self.is_padding_b)):
+            if getattr(self, member) is None:
+                name = tag_name(tag)
+                src = ("Padding" + name) if padding else name
+                sa(self, member, CopyGmToL1TlaExt(self.arch, element, src, L1_LAYOUT[name]))
+        super().__post_init__()
+
+
+@dataclass(frozen=True)
 class TileCopyDequantTla:
     """CATLASS ``Epilogue::Tile::TileCopyDequantTla<ArchTag, ElementC, LayoutTagC, ElementScale, LayoutTagScale,
     ElementPerTokenScale, LayoutTagPerTokenScale, ElementD, LayoutTagD>`` (``epilogue/tile/tile_copy.hpp``): the
@@ -624,12 +685,14 @@ class TileCopyDequantTla:
 __all__ = [
     "CopyGm2UbTla",
     "CopyGmToL1Tla",
+    "CopyGmToL1TlaExt",
     "CopyL0CToGmTla",
     "CopyL1ToL0ATla",
     "CopyL1ToL0BTla",
     "CopyUb2GmTla",
     "L1_LAYOUT",
     "PackedTileCopyTla",
+    "PaddingPackedTileCopyTla",
     "TileCopyDequantTla",
     "TileMmadTla",
     "accesses",

@@ -266,6 +266,7 @@ EXAMPLES = {
     "12_quant_matmul": [(["150", "300", "100"], 2), (["100", "64", "64"], 1)],
     "19_mla": [(["2", "1,2", "200,300", "8", "8", "128"], 2), (["1", "1", "1200", "8", "10", "128"], 2),
                (["1", "3", "300", "16", "3", "128", "--dtype", "bf16"], 3)],
+    "14_optimized_matmul_tla": [(["150", "200", "100"], 2), (["256", "300", "512"], 3)],
     "20_matmul_bias": [(["150", "260", "100"], 2), (["64", "300", "40"], 3)],
     "21_basic_matmul_preload_zN": [(["150", "256", "96"], 2), (["40", "288", "320"], 3)],
     "23_flash_attention_infer": [(["1", "20", "130", "2", "1", "32", "0", "1"], 2),
@@ -301,7 +302,7 @@ def test_every_shipped_example_is_covered():
 #: reductions, padding) or BT (bias)
 CUBE_SPACES = ("GM", "L1", "L0A", "L0B", "L0C")
 EXTRA_SPACES = {
-    "UB": {"03", "06", "07", "09", "10", "11", "12", "19", "23", "26", "27", "28", "34", "37", "44", "52"},
+    "UB": {"03", "06", "07", "09", "10", "11", "12", "14", "19", "23", "26", "27", "28", "34", "37", "44", "52"},
     "BT": {"20"},
 }
 
@@ -394,6 +395,7 @@ def _op_cases():
         "matmul_relu": lambda o: ops.matmul_relu(a, b, core_num=3, observers=o),
         "matmul_relu padded": lambda o: ops.matmul_relu(a[:, :70], b[:70, :], layout_b="row", core_num=2,
                                                         observers=o),
+        "optimized_matmul_tla padded": lambda o: ops.optimized_matmul_tla(a, b, core_num=3, observers=o),
         "optimized_matmul padded": lambda o: ops.optimized_matmul(a, b, core_num=3, observers=o),
         "quant_matmul": lambda o: ops.quant_matmul(a8, b8, f16_scale, f16_pts, core_num=3, observers=o),
         "quant_matmul_full_load_a_tla": lambda o: ops.quant_matmul_full_load_a_tla(
@@ -411,7 +413,8 @@ def _op_cases():
     }
 
 
-OP_NAMES = ["quant_matmul_full_load_a_tla",
+OP_NAMES = ["optimized_matmul_tla padded",
+            "quant_matmul_full_load_a_tla",
             "quant_multi_core_splitk_matmul_tla",
             "strided_batched_matmul_tla",
             "basic_matmul_tla", "basic_matmul_tla int8 column",

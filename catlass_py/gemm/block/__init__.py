@@ -18,6 +18,7 @@ from catlass_py.gemm.block.capabilities import (
     FULL_LOAD_A_CALL,
     PLAIN_CALL,
     PRELOAD_CALL,
+    PRELOAD_TLA_CALL,
     SINGLE_CORE_SPLITK_CALL,
     STREAMK_CALL,
     TLA_CALL,
@@ -32,6 +33,7 @@ from catlass_py.gemm.block.mmad_full_load_a_tla import BlockMmadFullLoadATla
 from catlass_py.gemm.block.mmad_pingpong_tla import BlockMmadPingpongTla
 from catlass_py.gemm.block.mmad_pingpong_tla_v2 import BlockMmadPingpongTlaV2
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
+from catlass_py.gemm.block.mmad_preload_tla import BlockMmadPreloadTla
 from catlass_py.gemm.block.mmad_preload_async import (
     BlockMmadPreloadAsync,
     BlockMmadPreloadAsyncWithCallback,
@@ -52,6 +54,7 @@ __all__ = [
     "FULL_LOAD_A_CALL",
     "PLAIN_CALL",
     "PRELOAD_CALL",
+    "PRELOAD_TLA_CALL",
     "SINGLE_CORE_SPLITK_CALL",
     "STREAMK_CALL",
     "TLA_CALL",
@@ -67,6 +70,7 @@ __all__ = [
     "BlockMmadPingpongTla",
     "BlockMmadPingpongTlaV2",
     "BlockMmadPreload",
+    "BlockMmadPreloadTla",
     "BlockMmadPreloadAsync",
     "BlockMmadPreloadAsyncWithCallback",
     "BlockMmadRequirement",

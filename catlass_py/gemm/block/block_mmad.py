@@ -28,6 +28,7 @@ from catlass_py.gemm.block.mmad_full_load_a_tla import BlockMmadFullLoadATla
 from catlass_py.gemm.block.mmad_pingpong_tla import BlockMmadPingpongTla
 from catlass_py.gemm.block.mmad_pingpong_tla_v2 import BlockMmadPingpongTlaV2
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
+from catlass_py.gemm.block.mmad_preload_tla import BlockMmadPreloadTla
 from catlass_py.gemm.block.mmad_preload_async import (
     BlockMmadPreloadAsync,
     BlockMmadPreloadAsyncWithCallback,
@@ -78,6 +79,7 @@ _TLA_IMPLEMENTATIONS = [
     (MmadPingpong, BlockMmadPingpongTla),
     (MmadPingpongTlaV2, BlockMmadPingpongTlaV2),
     (MmadFullLoadA, BlockMmadFullLoadATla),
+    (MmadAtlasA2Preload, BlockMmadPreloadTla),
 ]
 
 

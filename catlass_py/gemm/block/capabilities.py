@@ -22,6 +22,7 @@ BlockMmad (policy)                         call                 asynchronous  ca
 ``MmadPingpong`` (``BlockMmadTla``)        tla                  no            0          -
 ``MmadPingpongTlaV2`` (``BlockMmadTla``)   tla_v2               no            0          -
 ``MmadFullLoadA`` (``BlockMmadTla``)       full_load_a          no            0          -
+``MmadAtlasA2Preload`` (``BlockMmadTla``)  preload_tla          no            0          -
 =========================================  ===================  ============  =========  =====================
 """
 
@@ -53,6 +54,9 @@ STREAMK_CALL = BlockMmadCall(
                "nextActualShape, isFirstBlock, hasNextBlock, isSkBlock)")
 TLA_CALL = BlockMmadCall("tla", "(tensorA, tensorB, tensorC, actualShape)")
 TLA_V2_CALL = BlockMmadCall("tla_v2", "(tensorA, tensorB, tensorC)")
+PRELOAD_TLA_CALL = BlockMmadCall(
+    "preload_tla", "(tensorA, tensorB, tensorC, tensorNextA, tensorNextB, actualShape, nextActualShape, isFirstBlock, "
+                   "hasNextBlock)")
 FULL_LOAD_A_CALL = BlockMmadCall("full_load_a", "(tensorA, tensorB, tensorC, actualShape, needLoadL1)")
 SINGLE_CORE_SPLITK_CALL = BlockMmadCall(
     "single_core_splitk", "(gmA, layoutA, gmB, layoutB, gmC, layoutC, gmNextA, gmNextB, actualShape, "
@@ -122,6 +126,7 @@ __all__ = [
     "CALLBACKS",
     "PLAIN_CALL",
     "PRELOAD_CALL",
+    "PRELOAD_TLA_CALL",
     "SINGLE_CORE_SPLITK_CALL",
     "STREAMK_CALL",
     "TLA_CALL",
