@@ -29,6 +29,7 @@ from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.kernel.quant_matmul_full_load_a_tla import QuantMatmulFullLoadATla
 from catlass_py.kernel.quant_matmul_multistage_workspace import QuantMatmulMultiStageWorkspace
 from catlass_py.kernel.quant_multi_core_splitk_matmul_tla import QuantMultiCoreSplitkMatmulTla
+from catlass_py.kernel.quant_optimized_matmul_tla import QuantOptimizedMatmulTla
 from catlass_py.kernel.single_core_slicek_matmul import SingleCoreSplitkMatmul
 from catlass_py.kernel.splitk_matmul import SplitkMatmul, SplitkReduceAdd
 from catlass_py.kernel.streamk_matmul import StreamkMatmul, StreamkReduceAdd
@@ -64,6 +65,7 @@ __all__ = [
     "QuantMatmulFullLoadATla",
     "QuantMatmulMultiStageWorkspace",
     "QuantMultiCoreSplitkMatmulTla",
+    "QuantOptimizedMatmulTla",
     "RemovePaddingNDAndCast",
     "SingleCoreSplitkMatmul",
     "SplitkMatmul",

@@ -21,6 +21,7 @@ from catlass_py.ops.optimized_matmul_tla import optimized_matmul_tla
 from catlass_py.ops.quant_matmul import quant_matmul
 from catlass_py.ops.quant_matmul_full_load_a_tla import quant_matmul_full_load_a_tla
 from catlass_py.ops.quant_multi_core_splitk_matmul_tla import quant_multi_core_splitk_matmul_tla
+from catlass_py.ops.quant_optimized_matmul_tla import quant_optimized_matmul_tla
 from catlass_py.ops.single_core_splitk_matmul import single_core_splitk_matmul
 from catlass_py.ops.splitk_matmul import splitk_matmul
 from catlass_py.ops.streamk_matmul import streamk_matmul
@@ -50,6 +51,7 @@ __all__ = [
     "quant_matmul",
     "quant_matmul_full_load_a_tla",
     "quant_multi_core_splitk_matmul_tla",
+    "quant_optimized_matmul_tla",
     "single_core_splitk_matmul",
     "splitk_matmul",
     "streamk_matmul",

@@ -279,6 +279,7 @@ EXAMPLES = {
     "37_streamk_matmul": [(["300", "200", "600"], 2), (["150", "200", "600"], 2), (["260", "520", "100"], 3),
                           (["128", "256", "1100"], 4)],
     "13_basic_matmul_tla": [(["130", "260", "100"], 2), (["1", "300", "600"], 3)],
+    "42_quant_optimized_matmul_tla": [(["150", "300", "600"], 3), (["256", "256", "512"], 2)],
     "44_quant_matmul_full_loadA_tla": [(["300", "520", "600"], 3), (["100", "64", "2000"], 2)],
     "45_strided_batched_matmul_tla": [(["2", "130", "100", "40", "0", "45", "110", "101"], 2),
                                       (["2", "1", "300", "600", "0", "col", "row"], 3)],
@@ -302,7 +303,7 @@ def test_every_shipped_example_is_covered():
 #: reductions, padding) or BT (bias)
 CUBE_SPACES = ("GM", "L1", "L0A", "L0B", "L0C")
 EXTRA_SPACES = {
-    "UB": {"03", "06", "07", "09", "10", "11", "12", "14", "19", "23", "26", "27", "28", "34", "37", "44", "52"},
+    "UB": {"03", "06", "07", "09", "10", "11", "12", "14", "19", "23", "26", "27", "28", "34", "37", "42", "44", "52"},
     "BT": {"20"},
 }
 
@@ -400,6 +401,8 @@ def _op_cases():
         "quant_matmul": lambda o: ops.quant_matmul(a8, b8, f16_scale, f16_pts, core_num=3, observers=o),
         "quant_matmul_full_load_a_tla": lambda o: ops.quant_matmul_full_load_a_tla(
             a8, b8, f32_scale_g[0], f32_pts, core_num=3, observers=o),
+        "quant_optimized_matmul_tla": lambda o: ops.quant_optimized_matmul_tla(
+            a8, b8, f32_scale_g[0], f32_pts, core_num=3, observers=o),
         "quant_multi_core_splitk_matmul_tla": lambda o: ops.quant_multi_core_splitk_matmul_tla(
             a8, b8, f32_scale_g[0], f32_pts, core_num=8, observers=o),
         "strided_batched_matmul_tla": lambda o: ops.strided_batched_matmul_tla(*ab, layout_a="column", lda=80,
@@ -413,7 +416,8 @@ def _op_cases():
     }
 
 
-OP_NAMES = ["optimized_matmul_tla padded",
+OP_NAMES = ["quant_optimized_matmul_tla",
+            "optimized_matmul_tla padded",
             "quant_matmul_full_load_a_tla",
             "quant_multi_core_splitk_matmul_tla",
             "strided_batched_matmul_tla",
