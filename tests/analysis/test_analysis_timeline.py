@@ -30,6 +30,8 @@ SMALL = {
     "10_grouped_matmul_slice_m_per_token_dequant": (["3", "64", "96", "128"], 4),
     "11_grouped_matmul_slice_k_per_token_dequant": (["3", "64", "96", "128"], 2),
     "12_quant_matmul": (["64", "96", "128"], 2),
+    "13_basic_matmul_tla": (["64", "96", "128"], 2),
+    "14_optimized_matmul_tla": (["64", "96", "300"], 2),
     "19_mla": (["2", "1,2", "200,300", "8", "8", "128"], 2),
     "20_matmul_bias": (["64", "96", "128"], 2),
     "21_basic_matmul_preload_zN": (["64", "96", "128"], 2),
@@ -39,6 +41,10 @@ SMALL = {
     "28_matmul_silu": (["64", "96", "128"], 2),
     "34_single_core_splitk_matmul": (["64", "96", "512"], 4),
     "37_streamk_matmul": (["256", "512", "1024"], 4),
+    "42_quant_optimized_matmul_tla": (["64", "96", "300"], 2),
+    "44_quant_matmul_full_loadA_tla": (["200", "96", "128"], 2),
+    "45_strided_batched_matmul_tla": (["2", "64", "96", "128"], 2),
+    "52_quant_multi_core_splitk_matmul_tla": (["64", "96", "1100"], 4),
     "transpose_quant_batch_matmul": (["8", "128", "512", "2"], 2),
 }
 
