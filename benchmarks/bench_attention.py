@@ -94,7 +94,7 @@ def bench_mla(title, batch, kv_len, heads, cores, repeat):
     k_rope = k_rope[..., :64].copy()
     run = lambda: mla(q, q_rope, k, k_rope, table, actual_seq_lengths=q_lens, actual_seq_lengths_kv=kv_lens,  # noqa
                       core_num=cores)
-    mla(q[:1], q_rope[:1], k, k_rope, table[:1], actual_seq_lengths=[1], actual_seq_lengths_kv=[128], core_num=cores)
+    mla(q[:1], q_rope[:1], k, k_rope, table[:1, :1], actual_seq_lengths=[1], actual_seq_lengths_kv=[128], core_num=cores)
     t_gold, (high, low) = _best(lambda: G.mla(q, q_rope, k, k_rope, table, q_lens, kv_lens), repeat)
     qq = np.concatenate([q, q_rope], axis=-1)
     kk = np.concatenate([k, k_rope], axis=-1)
