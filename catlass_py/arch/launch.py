@@ -118,7 +118,7 @@ class _Launch:
         return CoreContext(
             self.arch, core, block_dim, self.bus, self,
             poison=self.options.poison, check_intra_core_flags=self.options.check_intra_core_flags,
-            editor=self.editor,
+            editor=self.editor, numerics=self.options.numerics,
         )
 
     # -- baton passing ---------------------------------------------------------------------------

@@ -47,6 +47,15 @@ class LaunchParams:
     """A :class:`~catlass_py.arch.mutation.Mutation` applied to the synchronisation calls of its sites (mutation
     testing of the checks; delayed waits need instruction events, e.g. ``detect_races=True``)."""
 
+    numerics: bool = True
+    """Do the numbers. ``False`` runs a timing-only launch: every core runs its control flow, synchronisation and
+    instruction stream exactly as in a full run (the same events, access declarations, bounds and capacity
+    checks, so the same cost-model prediction), but the tile operations skip their data work (the arrays they
+    would compute or copy), local buffers are never allocated and GM operands may be shape-only
+    (:meth:`~catlass_py.arch.memory.GlobalBuffer.virtual`). Scalar reads that steer control flow
+    (``GetValue`` of a group list) still read real GM. Outputs are left untouched. For shapes too large to
+    simulate numerically (``catlass-py run --predict-only``)."""
+
     allow_unpaired_flags: bool = False
     """Accept flag sets no wait consumed by the end of the launch (listed in ``LaunchResult``) instead of
     raising :class:`UnpairedFlagError`."""
@@ -59,5 +68,7 @@ class LaunchParams:
         if self.blas_threads is not None and (isinstance(self.blas_threads, bool) or not isinstance(self.blas_threads, int)
                                               or self.blas_threads < 1):
             raise ArgumentError(f"blas_threads: expected None or an int >= 1, got {self.blas_threads!r}")
+        if not isinstance(self.numerics, bool):
+            raise ArgumentError(f"numerics: expected True or False, got {self.numerics!r}")
         if not 0 <= self.poison <= 255:
             raise ArgumentError(f"poison: expected a byte value 0..255, got {self.poison}")

@@ -23,7 +23,7 @@ import numpy as np
 
 from catlass_py.errors import ConfigError
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.tile.pto.quant_reg import get_quant_scalar, quant_vector_words, saturating
+from catlass_py.tile.pto.quant_reg import get_quant_scalar, quant_vector_address, quant_vector_words, saturating
 from catlass_py.tile.quant import (
     QuantMode,
     fixpipe_convert,
@@ -148,4 +148,17 @@ def fixpipe_apply(ctx, acc: np.ndarray, mode: QuantMode, dst_dtype, *, relu: Rel
                            saturate=sat, **kwargs)
 
 
-__all__ = ["DEFAULT_OPTIONS", "FixpipeOptions", "LayoutMode", "ReluPreMode", "fixpipe_apply", "pre_quant_mode"]
+def fixpipe_check(ctx, n: int, mode: QuantMode, *, col0: int = 0, options: FixpipeOptions = DEFAULT_OPTIONS) -> None:
+    """The register checks :func:`fixpipe_apply` makes for an ``n``-column transfer, without converting anything
+    (timing-only runs): QUANT_PRE written for scalar modes, FPC written and the quant words inside the fixpipe
+    buffer for vector modes."""
+    if mode.is_scaled:
+        if mode.is_vector:
+            quant_vector_address(ctx, col0 + n)
+        else:
+            get_quant_scalar(ctx)
+    saturating(ctx, options.ctrl48_polarity)
+
+
+__all__ = ["DEFAULT_OPTIONS", "FixpipeOptions", "LayoutMode", "ReluPreMode", "fixpipe_apply", "fixpipe_check",
+           "pre_quant_mode"]

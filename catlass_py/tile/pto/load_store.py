@@ -16,8 +16,15 @@ from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.layout import ColumnMajor, RowMajor, nN, zN, zZ
 from catlass_py.numerics.packing import unpack_fp4
-from catlass_py.tile._region import gm_access, gm_read, gm_write
-from catlass_py.tile.pto.fixpipe import DEFAULT_OPTIONS, FixpipeOptions, ReluPreMode, fixpipe_apply, pre_quant_mode
+from catlass_py.tile._region import gm_access, gm_check, gm_read, gm_write
+from catlass_py.tile.pto.fixpipe import (
+    DEFAULT_OPTIONS,
+    FixpipeOptions,
+    ReluPreMode,
+    fixpipe_apply,
+    fixpipe_check,
+    pre_quant_mode,
+)
 from catlass_py.tile.pto.quant_reg import set_quant_pre, set_quant_vector
 from catlass_py.tile.pto.tile import SLayout, Tile, TileType
 from catlass_py.tile.pto.tmov import _padded_write
@@ -64,6 +71,14 @@ def _gm_region(gm: GlobalTensor, layout, rows: int, cols: int, what: str) -> np.
     return gm_read(gm, layout, rows, cols, what)
 
 
+def _gm_region_check(gm: GlobalTensor, layout, rows: int, cols: int, what: str, *, write: bool = False) -> None:
+    """The bounds checks of :func:`_gm_region` (or of the write of TSTORE) without the bytes (timing-only runs)."""
+    if gm.dtype.packed and not write:
+        gm.check(layout.plan(rows, cols, 1).max_offset + 1, what=what)
+    else:
+        gm_check(gm, layout, rows, cols, what, write=write)
+
+
 def tload(dst: Tile, src: GlobalTensor, layout) -> None:
     """PTO ``TLOAD(dst, src)``: ``dst(r, c) = src[layout.offset(r, c)]`` over ``dst``'s valid region (a Vec,
     Mat, Bias or Scaling tile; the GM tensor must have the tile's dtype)."""
@@ -74,13 +89,16 @@ def tload(dst: Tile, src: GlobalTensor, layout) -> None:
     rows, cols = dst.valid
     if layout.rows < rows or layout.cols < cols:
         raise ArgumentError(f"TLOAD: the GM layout {layout!r} does not cover the tile's {rows}x{cols} valid region")
-    data = _gm_region(src, layout, rows, cols, "TLOAD")
-    if dst.dtype.packed and not dst.dtype.codes:
-        data = data.view(dst.dtype.numpy)
-    if dst.slayout is not SLayout.NoneBox:
-        _padded_write(dst, data)
-    else:
-        dst.write(data)
+    if dst.computes:
+        data = _gm_region(src, layout, rows, cols, "TLOAD")
+        if dst.dtype.packed and not dst.dtype.codes:
+            data = data.view(dst.dtype.numpy)
+        if dst.slayout is not SLayout.NoneBox:
+            _padded_write(dst, data)
+        else:
+            dst.write(data)
+    else:  # timing-only: the bounds check, no bytes
+        _gm_region_check(src, layout, rows, cols, "TLOAD")
     ctx = dst.ctx
     if ctx is not None and ctx.bus.instructions:
         ctx.emit(Pipe.MTE2, "TLOAD", nbytes=dst.dtype.nbytes(rows * cols),
@@ -109,7 +127,11 @@ def tstore(dst: GlobalTensor, layout, src: Tile, *, relu: ReluPreMode = ReluPreM
             set_quant_pre(ctx, pre_quant_scalar)
         elif kind == "vector":
             set_quant_vector(fp)
-        data = fixpipe_apply(ctx, src.read(rows, cols), mode, dst.dtype, relu=relu, options=options)
+        if src.computes:
+            data = fixpipe_apply(ctx, src.read(rows, cols), mode, dst.dtype, relu=relu, options=options)
+        else:  # timing-only: the register checks, no conversion
+            fixpipe_check(ctx, cols, mode, options=options)
+            data = None
         pipe, info = Pipe.FIX, {"quant": mode.value}
     else:
         if ReluPreMode(relu) is not ReluPreMode.NoRelu or pre_quant_scalar is not None or fp is not None:
@@ -118,9 +140,12 @@ def tstore(dst: GlobalTensor, layout, src: Tile, *, relu: ReluPreMode = ReluPreM
             raise ConfigError(f"TSTORE: GM dtype {dst.dtype.name} differs from the tile dtype {src.dtype.name}")
         if src.dtype.packed:
             raise ConfigError("TSTORE: 4-bit tiles are stored through a byte (uint8) view of GM")
-        data = src.read(rows, cols)
+        data = src.read(rows, cols) if src.computes else None
         pipe, info = Pipe.MTE3, {}
-    gm_write(dst, layout, data, "TSTORE")
+    if data is not None:
+        gm_write(dst, layout, data, "TSTORE")
+    else:  # timing-only: the checks of the write, no bytes
+        _gm_region_check(dst, layout, rows, cols, "TSTORE", write=True)
     ctx = src.ctx
     if ctx is not None and ctx.bus.instructions:
         ctx.emit(pipe, "TSTORE", nbytes=dst.dtype.nbytes(rows * cols), gm_writes=(gm_access(dst, layout, rows, cols),),

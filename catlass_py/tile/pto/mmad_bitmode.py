@@ -29,10 +29,10 @@ import numpy as np
 
 from catlass_py.arch.memory import LocalTensor
 from catlass_py.arch.pipes import Pipe
-from catlass_py.errors import AlignmentError, ArgumentError, ConfigError
+from catlass_py.errors import AlignmentError, ArgumentError, ConfigError, OutOfBoundsError
 from catlass_py.layout import L0C, RowMajor, nZ, zN, zZ
 from catlass_py.numerics.packing import unpack_fp4
-from catlass_py.tile._region import local_read, local_write
+from catlass_py.tile._region import local_check, local_read, local_write
 from catlass_py.tile.pto import mx_mmad
 
 _FIELDS = {  # name: (lsb, width)
@@ -221,6 +221,31 @@ def _layouts(fm, filter_, params, a_layout: str):
     return la, nZ.make_layout(filter_.dtype, k, n), L0C.make_layout(m, n)
 
 
+def _read_check(t: LocalTensor, layout, rows: int, cols: int, what: str) -> None:
+    """The capacity checks of :func:`_read` without the bytes (timing-only runs)."""
+    if t.dtype.packed:
+        t.check(layout.plan(rows, cols, 1).max_offset + 1)
+    else:
+        local_check(t, layout, rows, cols, what)
+
+
+def _init_check(ctx, dst, bias, params, layout_c, m, n, what) -> None:
+    """The capacity checks of :func:`_init` without the bytes (timing-only runs)."""
+    if bias is not None:
+        bias.check(n)
+    elif params.cmatrix_init_val:
+        return
+    elif params.cmatrix_source:
+        ctx.resource.bt_buf.tensor(dst.dtype, 0, n)
+    else:
+        local_check(dst, layout_c, m, n, what)
+
+
+def _emit(ctx, m, n, k, op, dtype) -> None:
+    if ctx.bus.instructions:
+        ctx.emit(Pipe.M, op, flops=2 * m * n * k, info={"m": m, "n": n, "k": k, "dtype": dtype})
+
+
 def _init(ctx, dst, bias, params, layout_c, m, n, what):
     if bias is not None:
         return bias.view(n)[None, :]
@@ -233,8 +258,7 @@ def _init(ctx, dst, bias, params, layout_c, m, n, what):
 
 def _finish(ctx, dst, layout_c, start, acc, m, n, k, op, dtype):
     local_write(dst, layout_c, mx_mmad.accumulate(start, acc, dst.dtype), op)
-    if ctx.bus.instructions:
-        ctx.emit(Pipe.M, op, flops=2 * m * n * k, info={"m": m, "n": n, "k": k, "dtype": dtype})
+    _emit(ctx, m, n, k, op, dtype)
 
 
 def mmad(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: MmadBitModeParams,
@@ -246,6 +270,13 @@ def mmad(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: MmadBi
     if m == 0 or k == 0 or n == 0:
         return
     la, lb, lc = _layouts(fm, filter_, params, a_layout)
+    if not dst.computes:  # timing-only: the same checks, no bytes
+        _read_check(fm, la, m, k, "Mmad (A)")
+        _read_check(filter_, lb, k, n, "Mmad (B)")
+        _init_check(ctx, dst, bias, params, lc, m, n, "Mmad (C)")
+        local_check(dst, lc, m, n, "Mmad", write=True)
+        _emit(ctx, m, n, k, "Mmad", fm.dtype.name)
+        return
     a = _read(fm, la, m, k, "Mmad (A)")
     b = _read(filter_, lb, k, n, "Mmad (B)")
     start = _init(ctx, dst, bias, params, lc, m, n, "Mmad (C)")
@@ -265,8 +296,25 @@ def mmad_mx(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: Mma
     la, lb, lc = _layouts(fm, filter_, params, a_layout)
     kg = k // mx_mmad.MX_GROUP
     ratio = 16
-    sa_buf = ctx.extra_buffer("L0A_MX", ctx.resource.l0a_buf.size // ratio).raw[fm.byte_offset // ratio:]
-    sb_buf = ctx.extra_buffer("L0B_MX", ctx.resource.l0b_buf.size // ratio).raw[filter_.byte_offset // ratio:]
+    sa_arena = ctx.extra_buffer("L0A_MX", ctx.resource.l0a_buf.size // ratio)
+    sb_arena = ctx.extra_buffer("L0B_MX", ctx.resource.l0b_buf.size // ratio)
+    if not dst.computes:  # timing-only: the same checks, no bytes
+        for layout, rows, cols, arena, offset in ((mx_mmad.scale_a_layout(m, kg), m, kg, sa_arena, fm.byte_offset),
+                                                  (mx_mmad.scale_b_layout(kg, n), kg, n, sb_arena,
+                                                   filter_.byte_offset)):
+            have = max(0, arena.size - offset // ratio)
+            top = layout.plan(rows, cols, 1).max_offset
+            if top >= have:
+                raise OutOfBoundsError(f"read through {layout!r} touches element offset {top} but buf holds only "
+                                       f"{have} elements (needs at least {top + 1})")
+        _read_check(fm, la, m, k, "MmadMx (A)")
+        _read_check(filter_, lb, k, n, "MmadMx (B)")
+        _init_check(ctx, dst, bias, params, lc, m, n, "MmadMx (C)")
+        local_check(dst, lc, m, n, "MmadMx", write=True)
+        _emit(ctx, m, n, k, "MmadMx", fm.dtype.name)
+        return
+    sa_buf = sa_arena.raw[fm.byte_offset // ratio:]
+    sb_buf = sb_arena.raw[filter_.byte_offset // ratio:]
     sa = mx_mmad.scale_a_layout(m, kg).read(sa_buf, m, kg)
     sb = mx_mmad.scale_b_layout(kg, n).read(sb_buf, kg, n)
     a = _read(fm, la, m, k, "MmadMx (A)")

@@ -100,8 +100,9 @@ def set_quant_vector(fp) -> int:
     return word
 
 
-def quant_vector_words(ctx, n: int) -> np.ndarray:
-    """The ``n`` uint64 quant words the FPC register points at in the core's fixpipe buffer."""
+def quant_vector_address(ctx, n: int) -> int:
+    """The fixpipe-buffer byte address of the ``n`` uint64 quant words the FPC register points at (checked:
+    :class:`ConfigError` if FPC was never written or the words overrun the buffer)."""
     fpc = ctx.registers.get(FPC)
     if fpc is None:
         raise ConfigError(f"{ctx}: the FPC register was never written; call SET_QUANT_VECTOR (or pass an fp tile) "
@@ -110,7 +111,13 @@ def quant_vector_words(ctx, n: int) -> np.ndarray:
     fb = ctx.resource.fb_buf
     if addr + 8 * n > fb.size:
         raise ConfigError(f"{ctx}: {n} quant words at fixpipe-buffer byte {addr} overrun the {fb.size}-byte buffer")
-    return fb.raw[addr: addr + 8 * n].view(np.uint64).copy()
+    return addr
+
+
+def quant_vector_words(ctx, n: int) -> np.ndarray:
+    """The ``n`` uint64 quant words the FPC register points at in the core's fixpipe buffer."""
+    addr = quant_vector_address(ctx, n)
+    return ctx.resource.fb_buf.raw[addr: addr + 8 * n].view(np.uint64).copy()
 
 
 def set_ctrl(ctx, value: int) -> None:
@@ -134,6 +141,7 @@ __all__ = [
     "QUANT_PRE",
     "get_quant_scalar",
     "quant_scalar_word",
+    "quant_vector_address",
     "quant_vector_words",
     "saturating",
     "set_ctrl",

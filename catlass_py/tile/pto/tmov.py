@@ -28,7 +28,14 @@ import numpy as np
 
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
-from catlass_py.tile.pto.fixpipe import DEFAULT_OPTIONS, FixpipeOptions, ReluPreMode, fixpipe_apply, pre_quant_mode
+from catlass_py.tile.pto.fixpipe import (
+    DEFAULT_OPTIONS,
+    FixpipeOptions,
+    ReluPreMode,
+    fixpipe_apply,
+    fixpipe_check,
+    pre_quant_mode,
+)
 from catlass_py.tile.pto.quant_reg import set_quant_pre, set_quant_vector
 from catlass_py.tile.pto.tile import FRACTAL_AB, FRACTAL_C, BLayout, SLayout, Tile, TileType
 from catlass_py.tile.quant import QuantMode
@@ -258,13 +265,14 @@ def tmov(dst, src: Tile, *, relu: ReluPreMode = ReluPreMode.NoRelu, mode: AccToV
     boxed_from_plain = src.slayout is SLayout.NoneBox and dst.slayout is not SLayout.NoneBox
     if boxed_from_plain and src.loc is T.Vec:
         _check_repack(dst, src, rows, cols, rule)
-    data = src.read(rows, cols)
-    if dst.loc is T.Bias and dst.dtype != src.dtype:
-        data = data.astype(dst.dtype.numpy)  # half/bf16 -> float: exact widening (conv control bit)
-    if boxed_from_plain and src.loc is T.Vec:
-        _padded_write(dst, data)
-    else:
-        dst.write(data)
+    if dst.computes:  # (a timing-only core moves no bytes: tiles lie inside their buffers by construction)
+        data = src.read(rows, cols)
+        if dst.loc is T.Bias and dst.dtype != src.dtype:
+            data = data.astype(dst.dtype.numpy)  # half/bf16 -> float: exact widening (conv control bit)
+        if boxed_from_plain and src.loc is T.Vec:
+            _padded_write(dst, data)
+        else:
+            dst.write(data)
     pipe = Pipe.V if src.loc is T.Vec else Pipe.FIX if dst.loc is T.Scaling else Pipe.MTE1
     _emit(dst, pipe, "TMOV", _nbytes(dst, rows * cols), path=rule, src=src.fmt, dst=dst.fmt, rows=rows, cols=cols)
 
@@ -376,22 +384,29 @@ def _tmov_acc(dsts, src: Tile, arch, relu, mode, word, fp, phase, options) -> No
     m, n = src.valid
     if dst.fmt == "NZ":
         m, n = src.rows, min(src.cols, _nz2nz_cols(dst, n, mode))
-    acc = src.read(m, n)
-    vals = fixpipe_apply(src.ctx, acc, qmode, dst.dtype, relu=relu, options=options)
+    compute = src.computes
+    if compute:
+        vals = fixpipe_apply(src.ctx, src.read(m, n), qmode, dst.dtype, relu=relu, options=options)
+    else:  # timing-only: the register checks, no conversion
+        fixpipe_check(src.ctx, n, qmode, options=options)
     if mode is AccToVecMode.DualModeSplitM:
         if m % 2:
             raise ConfigError(f"TMOV Acc: DualModeSplitM halves the rows; the valid row count must be even (got {m})")
-        parts = (vals[: m // 2], vals[m // 2:])
+        shapes = ((m // 2, n), (m - m // 2, n))
+        parts = (vals[: m // 2], vals[m // 2:]) if compute else (None, None)
     elif mode is AccToVecMode.DualModeSplitN:
         if n % 2:
             raise ConfigError(f"TMOV Acc: DualModeSplitN halves the columns; the valid column count must be even (got {n})")
-        parts = (vals[:, : n // 2], vals[:, n // 2:])
+        shapes = ((m, n // 2), (m, n - n // 2))
+        parts = (vals[:, : n // 2], vals[:, n // 2:]) if compute else (None, None)
     else:
-        parts = (vals,)
-    for d, part in zip(dsts, parts):
-        if part.shape[0] > d.rows or part.shape[1] > d.cols:
-            raise ConfigError(f"TMOV Acc: a {part.shape[0]}x{part.shape[1]} result does not fit {d}")
-        d.write(np.ascontiguousarray(part))
+        shapes = ((m, n),)
+        parts = (vals,) if compute else (None,)
+    for d, shape, part in zip(dsts, shapes, parts):
+        if shape[0] > d.rows or shape[1] > d.cols:
+            raise ConfigError(f"TMOV Acc: a {shape[0]}x{shape[1]} result does not fit {d}")
+        if compute:
+            d.write(np.ascontiguousarray(part))
     _emit(src, Pipe.FIX, "TMOV", _nbytes(dst, m * n), path=f"Acc->{dst.loc.value}", quant=qmode.value,
           mode=mode.name, relu=relu.name, phase=phase.name, rows=m, cols=n)
 
@@ -450,24 +465,31 @@ def tmov_zz(dst: Tile, src: Tile, tmp: Tile, grp_axis: int = 1) -> None:
         if tmp.nbytes < need:
             raise ConfigError(f"TMOV ND->ZZ: tmp holds {tmp.nbytes} bytes but needs (32 + ceil({rows}/16) * "
                               f"{groups * 32}/64) * 2 = {need}")
-        e = src.read(rows, groups).view(np.uint8)
         padded_rows = -(-rows // 16) * 16
-        grid = np.zeros((padded_rows, groups), np.uint8)
-        grid[:rows] = e
-        out = grid.reshape(padded_rows // 16, 16, groups // 2, 2).transpose(0, 2, 1, 3).reshape(-1)
+        size = padded_rows * groups
+
+        def repack():
+            e = src.read(rows, groups).view(np.uint8)
+            grid = np.zeros((padded_rows, groups), np.uint8)
+            grid[:rows] = e
+            return grid.reshape(padded_rows // 16, 16, groups // 2, 2).transpose(0, 2, 1, 3).reshape(-1)
     else:
         h, n = src.valid
         if h % 2 or h == 0:
             raise ConfigError(f"TMOV DN->ZZ: the exponent rows M/32 must be even and non-zero (M % 64 == 0); got {h}")
         if n % 16:
             raise ConfigError(f"TMOV DN->ZZ: the columns N must be a multiple of 16; got {n}")
-        e = src.read(h, n).view(np.uint8)
-        out = e.reshape(h // 2, 2, n // 16, 16).transpose(2, 0, 3, 1).reshape(-1)
-    raw = dst.tensor.view().view(np.uint8)
-    if out.size > raw.size:
-        raise ConfigError(f"TMOV {name}: {out.size} repacked bytes do not fit the {raw.size}-byte destination tile")
-    raw[: out.size] = out
-    _emit(dst, Pipe.V, "TMOV", int(out.size), path=name, grp_axis=grp_axis)
+        size = h * n
+
+        def repack():
+            e = src.read(h, n).view(np.uint8)
+            return e.reshape(h // 2, 2, n // 16, 16).transpose(2, 0, 3, 1).reshape(-1)
+    have = dst.tensor.nbytes
+    if size > have:
+        raise ConfigError(f"TMOV {name}: {size} repacked bytes do not fit the {have}-byte destination tile")
+    if dst.computes:  # a timing-only core moves no bytes
+        dst.tensor.view().view(np.uint8)[:size] = repack()
+    _emit(dst, Pipe.V, "TMOV", int(size), path=name, grp_axis=grp_axis)
 
 
 __all__ = ["A5_MOVE_TYPES", "AccToVecMode", "REPACK_TYPES", "STPhase", "ZZ_TYPES", "tmov", "tmov_zz",

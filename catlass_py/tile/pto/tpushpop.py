@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError, DeadlockError
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.tile.pto.fixpipe import DEFAULT_OPTIONS, FixpipeOptions, LayoutMode, ReluPreMode, fixpipe_apply, pre_quant_mode
+from catlass_py.tile.pto.fixpipe import (
+    DEFAULT_OPTIONS,
+    FixpipeOptions,
+    LayoutMode,
+    ReluPreMode,
+    fixpipe_apply,
+    fixpipe_check,
+    pre_quant_mode,
+)
 from catlass_py.tile.pto.tile import Tile, TileType
 from catlass_py.tile.quant import QuantMode
 
@@ -61,6 +69,16 @@ class TPipe:
         return f"TPipe({self.name!r}, {self.dtype.name}, {len(self._slots)}/{self.depth} full)"
 
 
+class _Shape:
+    """What a timing-only TPUSH puts in a slot: the shape of the values it did not compute."""
+
+    __slots__ = ("shape", "size")
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+        self.size = self.shape[0] * self.shape[1]
+
+
 def _check_mode(mode: QuantMode, src, dst, arch) -> None:
     allowed = set()
     for kind in ("cast", "scalar", "vector"):
@@ -88,7 +106,11 @@ def tpush(pipe: TPipe, acc: Tile, params: FixpipeParams = FixpipeParams()) -> No
         mode = QuantMode.NoQuant if acc.dtype == pipe.dtype else pre_quant_mode(acc.dtype, pipe.dtype, "cast", arch)
     else:
         _check_mode(mode, acc.dtype, pipe.dtype, arch)
-    data = fixpipe_apply(ctx, acc.read(), mode, pipe.dtype, relu=params.relu, options=params.options)
+    if acc.computes:
+        data = fixpipe_apply(ctx, acc.read(), mode, pipe.dtype, relu=params.relu, options=params.options)
+    else:  # timing-only: the register checks; the slot carries the shape only
+        fixpipe_check(ctx, acc.valid_col, mode, options=params.options)
+        data = _Shape(acc.valid)
     pipe._slots.append((data, LayoutMode(params.layout), params.sub_block_id))
     if ctx.bus.instructions:
         ctx.emit(Pipe.FIX, "TPUSH", nbytes=pipe.dtype.nbytes(data.size),
@@ -112,7 +134,8 @@ def tpop(pipe: TPipe, dst: Tile) -> None:
     if data.shape[0] > dst.rows or data.shape[1] > dst.cols:
         raise ConfigError(f"TPOP: a {data.shape[0]}x{data.shape[1]} slot does not fit {dst}")
     pipe._slots.popleft()
-    dst.write(data)
+    if not isinstance(data, _Shape):
+        dst.write(data)
     if ctx is not None and ctx.bus.instructions:
         ctx.emit(Pipe.V, "TPOP", nbytes=pipe.dtype.nbytes(data.size), info={"pipe": pipe.name})
 
