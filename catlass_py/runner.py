@@ -7,17 +7,31 @@ user's file that ``catlass-py run path/to/file.py`` loads (:func:`catlass_py.cli
 * ``NAME``: its name (a user file defaults to the file's stem);
 * ``USAGE``: the positional arguments, as CATLASS's usage line (e.g. ``"problem_count m n k [device_id]"``);
 * ``SUMMARY``: one line for ``catlass-py list``;
-* ``run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult``:
+* ``run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult``:
   ``observers`` join the launch (cost model, trace, ...), ``options`` is the launch's
-  :class:`~catlass_py.arch.LaunchParams` (``detect_races``, ``preempt_on_set``); the result carries a digest
-  of the output (``output_digest``) and the :class:`~catlass_py.arch.LaunchResult` (``launch_result``).
+  :class:`~catlass_py.arch.LaunchParams` (``detect_races``, ``preempt_on_set``, ``numerics``), ``config`` a dict
+  of keywords for the example's ``assemble()`` (``catlass-py run --set``; optional); the result carries a digest
+  of the output (``output_digest``) and the :class:`~catlass_py.arch.LaunchResult` (``launch_result``);
+* ``assemble`` (optional): the assembly function whose keywords ``config`` sets (``catlass-py run NAME --help``
+  lists them).
 
-The shipped examples build their kernels with :mod:`catlass_py.assemblies`.
+The shipped examples build their kernels with :mod:`catlass_py.assemblies`. With
+``options=LaunchParams(numerics=False)`` (``catlass-py run --predict-only``) an example runs timing-only:
+:meth:`ExampleRun.inputs` gives shape-only operands (the group list stays real), the output is shape-only and
+nothing is compared (:attr:`ExampleResult.numerics` is False).
+
+:func:`load_script` is the one loader of example scripts (shipped ones by name, a user's by path).
 """
 
 from __future__ import annotations
 
 import copy
+import importlib
+import importlib.util
+import inspect
+import pathlib
+import pkgutil
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
@@ -30,8 +44,9 @@ from catlass_py.analysis.workload import WorkloadRecorder
 from catlass_py.arch.events import MarkerEvent, Observer
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.arch.pipes import CoreType
-from catlass_py.data import cached_inputs
-from catlass_py.errors import ArgumentError
+from catlass_py.data import cached_inputs, shape_only_fills
+from catlass_py.errors import ArgumentError, ConfigError, SettingError
+from catlass_py.virtual import virtual_array
 
 
 @dataclass
@@ -41,7 +56,7 @@ class ExampleResult:
     example: str
     passed: bool
     error_count: int
-    max_abs_error: float
+    max_abs_error: float | None
     seconds: float
     blocks_per_core: list[int]
     shape: dict[str, int]
@@ -57,10 +72,16 @@ class ExampleResult:
     'interleavings', 'trace'."""
     launch_result: Any = field(default=None, repr=False, compare=False)
     """The :class:`~catlass_py.arch.LaunchResult` of the run (not part of the JSON)."""
+    numerics: bool = True
+    """False for a timing-only run (``LaunchParams(numerics=False)``): nothing was computed or compared
+    (``passed`` is True, ``max_abs_error`` None, no output digest); the analyses (cost) are what it is for."""
 
     @property
     def verdict(self) -> str:
-        """CATLASS's line: 'Compare success.' or 'Compare failed. Error count: N'."""
+        """CATLASS's line: 'Compare success.' or 'Compare failed. Error count: N' ('Predicted only ...' for a
+        timing-only run)."""
+        if not self.numerics:
+            return "Predicted only (timing-only run: nothing computed or compared)."
         return "Compare success." if self.passed else f"Compare failed. Error count: {self.error_count}"
 
     def to_json(self) -> dict:
@@ -128,7 +149,8 @@ class ExampleRun:
         return ex.result(out, golden.compare_data(out, expect, k), shape=..., details=...)
     """
 
-    def __init__(self, example: str, arch, cores: int | None = None, *, observers=(), progress=None):
+    def __init__(self, example: str, arch, cores: int | None = None, *, observers=(), progress=None, options=None,
+                 config=None):
         self.example = example
         self.core_num = arch.core_num if cores is None else cores
         self.recorder = WorkloadRecorder()
@@ -136,13 +158,42 @@ class ExampleRun:
         self.inputs_cached = False
         self._observers = tuple(observers)
         self._progress = progress
+        #: False for a timing-only run (``options=LaunchParams(numerics=False)``)
+        self.numerics = options is None or options.numerics
+        #: keywords for the example's assembly (:meth:`assemble`), e.g. from ``catlass-py run --set``
+        self.config = dict(config or {})
 
     def inputs(self, make, *args, **kwargs):
         """``make(*args, **kwargs)``, the example's host inputs, through the on-disk input cache keyed by the
         example's name, ``make`` and the arguments (:func:`catlass_py.data.cached_inputs`); the result
-        records whether they came from the cache."""
+        records whether they came from the cache. A timing-only run calls ``make`` inside
+        :func:`catlass_py.data.shape_only_fills` instead (shape-only operands, a real group list; never cached)."""
+        if not self.numerics:
+            with shape_only_fills():
+                return make(*args, **kwargs)
         value, self.inputs_cached = cached_inputs(self.example, make, *args, **kwargs)
         return value
+
+    def zeros(self, shape, dtype) -> np.ndarray:
+        """The host array of an output: zeros, or a shape-only array on a timing-only run."""
+        return np.zeros(shape, dtype) if self.numerics else virtual_array(shape, dtype)
+
+    def assemble(self, assemble, arch, **defaults):
+        """``assemble(arch=arch, **keywords)``: the example's own choices (``defaults``, e.g. the C++'s runtime
+        branch) overridden by :attr:`config`. A key the assembly does not take is an :class:`ArgumentError`; an
+        assembly rule a configured value breaks raises :class:`~catlass_py.errors.SettingError` (a
+        ``ConfigError`` that is also a bad argument)."""
+        params = inspect.signature(assemble).parameters
+        unknown = sorted(k for k in self.config if k not in params or k == "arch")
+        if unknown:
+            raise ArgumentError(f"{self.example}: {', '.join(unknown)} is not a keyword of its assemble() (keywords: "
+                                f"{', '.join(k for k in params if k != 'arch')})")
+        try:
+            return assemble(arch=arch, **{**defaults, **self.config})
+        except ConfigError as exc:
+            if not self.config:
+                raise
+            raise SettingError(f"{', '.join(f'{k}={v!r}' for k, v in self.config.items())}: {exc}") from exc
 
     @property
     def report(self):
@@ -167,10 +218,65 @@ class ExampleRun:
 
     def result(self, output, compare, *, shape: dict, details: dict, launch_result=None) -> ExampleResult:
         """The example's :class:`ExampleResult`: ``compare`` (a CATLASS golden compare) gives the verdict,
-        ``output`` the digest."""
+        ``output`` the digest. A timing-only run passes ``compare=None`` (nothing was compared)."""
+        if not self.numerics:
+            return ExampleResult(
+                example=self.example, passed=True, error_count=0, max_abs_error=None, seconds=self.seconds,
+                blocks_per_core=self.report.blocks_per_core(), shape=shape, cores=self.core_num, details=details,
+                output_digest=None, inputs_cached=False, launch_result=launch_result, numerics=False,
+            )
         return ExampleResult(
             example=self.example, passed=compare.passed, error_count=compare.error_count,
             max_abs_error=float(compare.max_abs_error), seconds=self.seconds,
             blocks_per_core=self.report.blocks_per_core(), shape=shape, cores=self.core_num, details=details,
             output_digest=output_digest(output), inputs_cached=self.inputs_cached, launch_result=launch_result,
         )
+
+
+# -- example scripts ------------------------------------------------------------------------------------
+
+EXAMPLES_PACKAGE = "catlass_py.examples"  # the shipped example scripts (examples/ in the repository)
+
+
+def example_names() -> list[str]:
+    """Names of the shipped examples, sorted."""
+    spec = importlib.util.find_spec(EXAMPLES_PACKAGE)
+    return sorted(m.name for m in pkgutil.iter_modules(spec.submodule_search_locations) if not m.name.startswith("_"))
+
+
+def _load_file(path: pathlib.Path):
+    # As ``python path/to/file.py`` does, the script's directory goes on sys.path (for its sibling modules).
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    module_name = f"catlass_py_script_{abs(hash(str(path.resolve()))):x}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    if not callable(getattr(module, "run", None)):
+        raise ArgumentError(f"example: {path} defines no run(argv, *, cores, seed, observers, progress, options) "
+                            "(see catlass_py.runner for what an example script defines)")
+    if not hasattr(module, "NAME"):
+        module.NAME = path.stem
+    return module
+
+
+def load_script(name: str):
+    """The example script ``name``: a path to a user's ``.py`` file (``catlass-py run path/to/my_kernel.py``), or
+    a shipped example by name or unique prefix (such as ``10``)."""
+    path = pathlib.Path(name)
+    if name.endswith(".py") or path.is_file():
+        if not path.is_file():
+            raise ArgumentError(f"example: no such file {name!r}")
+        return _load_file(path)
+    names = example_names()
+    matches = [n for n in names if n == name] or [n for n in names if n.startswith(name)]
+    if len(matches) != 1:
+        hint = f"one of {', '.join(names)}" if not matches else f"ambiguous: {', '.join(matches)}"
+        raise ArgumentError(f"example: expected {hint} (or a path to an example script); got {name!r}")
+    return importlib.import_module(f"{EXAMPLES_PACKAGE}.{matches[0]}")

@@ -44,7 +44,7 @@ def basic_matmul(a, b, *, layout_a="row", layout_b="row", out_dtype=None, core_n
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
     if kernel is None:
         kernel = build_kernel(run.arch, elem, la, lb, out)
-    host_c = np.zeros((m, n), get_dtype(out).numpy)
+    host_c = run.zeros((m, n), get_dtype(out).numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", host_c))
     return run.run(kernel, args, host_c)
 

@@ -70,7 +70,7 @@ def grouped_matmul_slice_k(a, b, group_list, *, out_dtype=None, core_num: int = 
     g, m, n, k, elem, out = validate_inputs(a, b, group_list, out_dtype, run.core_num, run.arch)
     if kernel is None:
         kernel = build_kernel(run.arch, elem, out)
-    host_c = np.zeros((g, m, n), get_dtype(out).numpy)
+    host_c = run.zeros((g, m, n), get_dtype(out).numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), g, gm_input("group_list", group_list), gm_input("a", a, ColumnMajor),
                             gm_input("b", b), gm_output("c", host_c))
     return run.run(kernel, args, host_c)

@@ -78,7 +78,7 @@ def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_
     else:
         check_kernel_group_list(kernel, gdt)
     mmad = kernel.block_mmad
-    d_host = np.zeros((g, m, n), dtype=kernel.block_epilogue.d_type.element.numpy)
+    d_host = run.zeros((g, m, n), kernel.block_epilogue.d_type.element.numpy)
     args = kernel.Arguments(
         GemmCoord(m, n, k), g, gm_input("group_list", group_list),
         gm_input("a", a, mmad.a_type.layout), gm_input("b", b, mmad.b_type.layout),

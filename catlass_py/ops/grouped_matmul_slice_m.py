@@ -93,7 +93,7 @@ def grouped_matmul_slice_m(a, b, group_list, *, layout_b="column", segmented: bo
     lb = parse_layout("layout_b", layout_b)
     if kernel is None:
         kernel = build_kernel(run.arch, tiling_for(n, k), elem, lb, out, segmented)
-    host_c = np.zeros((m, n), get_dtype(out).numpy)
+    host_c = run.zeros((m, n), get_dtype(out).numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), g, gm_input("group_list", group_list), gm_input("a", a),
                             gm_input("b", b, lb), gm_output("c", host_c))
     return run.run(kernel, args, host_c)

@@ -78,7 +78,7 @@ def grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, per_token_
     g, m, n, k, out = validate_inputs(a, b, group_list, scale, per_token_scale, run.core_num, run.arch)
     if kernel is None:
         kernel = build_kernel(run.arch, out)
-    d_host = np.zeros((m, n), dtype=scale.dtype)
+    d_host = run.zeros((m, n), scale.dtype)
     args = kernel.Arguments(GemmCoord(m, n, k), g, run.core_num, gm_input("group_list", group_list), gm_input("a", a),
                             gm_input("b", b), gm_input("scale", scale), gm_input("per_token_scale", per_token_scale),
                             gm_output("d", d_host))

@@ -88,7 +88,7 @@ def grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, per_to
     else:
         check_kernel_group_list(kernel, gdt)
     d_type = kernel.block_epilogue.d_type.element
-    d_host = np.zeros((m, n), dtype=d_type.numpy)
+    d_host = run.zeros((m, n), d_type.numpy)
     gm = {name: gm_input(name, x) for name, x in (("a", a), ("b", b), ("group_list", group_list), ("scale", scale),
                                                    ("per_token_scale", per_token_scale))}
     args = kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["scale"],

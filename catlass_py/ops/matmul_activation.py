@@ -66,7 +66,7 @@ def _matmul_activation(activation, a, b, *, out_dtype, layout_a, layout_b, core_
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     d_type = kernel.block_epilogue.d_type.element
-    d_host = np.zeros((m, n), dtype=d_type.numpy)
+    d_host = run.zeros((m, n), d_type.numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1), gm_input("a", a, la),
                             gm_input("b", b, lb), gm_output("d", d_host))
     return run.run(kernel, args, d_host)

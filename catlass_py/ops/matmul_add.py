@@ -71,7 +71,7 @@ def matmul_add(a, b, x, *, layout_a="row_major", layout_b="row_major", core_num:
         kernel = build_kernel(run.arch, 0 if m > n else 1, element, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
-    d_host = np.array(x, dtype=x.dtype, copy=True, order="C")  # D's buffer holds X on entry (as in the C++)
+    d_host = run.copy(x)  # D's buffer holds X on entry (as in the C++)
     gm_a = gm_input("a", a, la)
     gm_b = gm_input("b", b, lb)
     gm_d = gm_output("d", d_host)

@@ -45,7 +45,7 @@ def matmul_relu(a, b, *, layout_a="row", layout_b="column", out_dtype=None, core
     if kernel is None:
         pad_a, pad_b = padding_needed(m, n, k, elem, la, lb)
         kernel = build_kernel(run.arch, pad_a, pad_b, (3, 0) if m > n else (3, 1), elem, la, lb, out)
-    host_c = np.zeros((m, n), get_dtype(out).numpy)
+    host_c = run.zeros((m, n), get_dtype(out).numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", host_c))
     return run.run(kernel, args, host_c)
 

@@ -31,6 +31,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.kernel.device_gemm import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.virtual import is_virtual, virtual_array
 
 #: operand dtypes of the float-only operators, and the outputs their fixpipe or vector cast can give
 FLOAT_TYPES = ("float16", "bfloat16")
@@ -76,6 +77,23 @@ class OpOptions:
     options: LaunchParams | None = None
     return_report: bool = False
     return_launch: bool = False
+
+    @property
+    def numerics(self) -> bool:
+        """False for a timing-only launch (``options=LaunchParams(numerics=False)``): the output is a shape-only
+        array (:func:`catlass_py.virtual.virtual_array`) and inputs may be shape-only too."""
+        return self.options is None or self.options.numerics
+
+    def zeros(self, shape, dtype) -> np.ndarray:
+        """The host array of an output: zeros, or a shape-only array on a timing-only launch."""
+        return np.zeros(shape, dtype) if self.numerics else virtual_array(shape, dtype)
+
+    def copy(self, x: np.ndarray) -> np.ndarray:
+        """A C-ordered copy of ``x`` for an output that starts as an input (shape-only on a timing-only launch or
+        for a shape-only ``x``)."""
+        if not self.numerics or is_virtual(x):
+            return virtual_array(x.shape, x.dtype)
+        return np.array(x, dtype=x.dtype, copy=True, order="C")
 
     def _launch(self, start):
         recorder = WorkloadRecorder() if self.return_report else None
@@ -263,7 +281,9 @@ def validate_matmul_inputs(a, b, layout_a, layout_b, out_dtype, core_num, arch) 
 def as_stored(x: np.ndarray, layout: type = RowMajor) -> np.ndarray:
     """The array whose C-order bytes are ``x`` stored in ``layout`` over its last two axes: ``x`` itself
     (row-major) or its transpose (column-major). No copy when ``x`` is already laid out that way; ``x`` itself
-    is never modified."""
+    is never modified. A shape-only ``x`` gives a shape-only array."""
+    if is_virtual(x):
+        return np.swapaxes(x, -1, -2) if layout is ColumnMajor else x
     if layout is ColumnMajor:
         return np.ascontiguousarray(np.swapaxes(x, -1, -2))
     return np.ascontiguousarray(x)

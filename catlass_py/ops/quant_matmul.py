@@ -71,7 +71,7 @@ def quant_matmul(a, b, scale, per_token_scale, *, layout_a="row_major", layout_b
         kernel = build_kernel(run.arch, 0 if m > n else 1, out, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
-    d_host = np.zeros((m, n), dtype=scale.dtype)
+    d_host = run.zeros((m, n), scale.dtype)
     args = kernel.Arguments(GemmCoord(m, n, k), run.core_num, gm_input("a", a, la),
                             gm_input("b", b, lb), gm_input("scale", scale),
                             gm_input("per_token_scale", per_token_scale), gm_output("d", d_host))

@@ -67,7 +67,7 @@ def single_core_splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", lay
         kernel = build_kernel(run.arch, m > n, element, out, la, lb)
     else:
         la, lb = kernel.layout_a, kernel.layout_b
-    c_host = np.zeros((m, n), dtype=kernel.element_c.numpy)
+    c_host = run.zeros((m, n), kernel.element_c.numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb),
                             gm_output("c", c_host))
     return run.run(kernel, args, c_host)

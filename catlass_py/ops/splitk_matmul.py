@@ -66,7 +66,7 @@ def splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", layout_b="colum
         kernel = build_kernel(run.arch, element, out, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
-    c_host = np.zeros((m, n), dtype=kernel.reduce_add.element_out.numpy)
+    c_host = run.zeros((m, n), kernel.reduce_add.element_out.numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), run.core_num, kernel.block_mmad.element_c.nbytes(1),
                             gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", c_host))
     return run.run(kernel, args, c_host)

@@ -59,7 +59,7 @@ def streamk_matmul(a, b, *, layout_a="row_major", layout_b="row_major", core_num
         kernel = build_kernel(run.arch, element, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
-    c_host = np.zeros((m, n), dtype=kernel.block_mmad.element_c.numpy)
+    c_host = run.zeros((m, n), kernel.block_mmad.element_c.numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), run.core_num, gm_input("a", a, la),
                             gm_input("b", b, lb), gm_output("c", c_host))
     return run.run(kernel, args, c_host)

@@ -133,7 +133,7 @@ def transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, *, perm_x1=(1, 0, 2
     out_np = ml_dtypes.bfloat16 if out == "bfloat16" else np.float16
     if m == 0:
         return run.empty((m, batch, n), out_np)
-    host_out = np.zeros((m, batch, n), dtype=out_np)
+    host_out = run.zeros((m, batch, n), out_np)
     gm = {name: gm_input(name, x, dtype=dt)
           for name, x, dt in (("x1", x1, in_name), ("x2", x2, in_name),
                               ("x1_scale", _scale_bytes("x1_scale", x1_scale), "float8_e8m0fnu"),
