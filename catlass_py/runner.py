@@ -193,7 +193,7 @@ class ExampleRun:
         except ConfigError as exc:
             if not self.config:
                 raise
-            raise SettingError(f"{', '.join(f'{k}={v!r}' for k, v in self.config.items())}: {exc}") from exc
+            raise SettingError(f"the assembly rejects the settings ({', '.join(self.config)}): {exc}") from exc
 
     @property
     def report(self):

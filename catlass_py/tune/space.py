@@ -34,7 +34,8 @@ from catlass_py.errors import ArgumentError, CatlassError, ConfigError
 @dataclass(frozen=True)
 class TileRange:
     """CATLASS ``TileShapeRange``: L1 tile M, N, K and L0 tile K as inclusive ``(low, high)`` ranges walked in
-    ``step``; L0 M, N = L1 M, N and L0 K <= L1 K. ``l1``/``l0`` are the keywords the shapes go to."""
+    ``step`` (L0 K in ``l0_step``, default ``step``); L0 M, N = L1 M, N and L0 K <= L1 K. ``l1``/``l0`` are the
+    keywords the shapes go to."""
 
     m: tuple[int, int]
     n: tuple[int, int]
@@ -43,17 +44,18 @@ class TileRange:
     step: int = 16
     l1: str = "l1_tile"
     l0: str | None = "l0_tile"
+    l0_step: int | None = None
 
     def shapes(self) -> Iterator[tuple[str, ...]]:
         """``(l1 text, l0 text)`` pairs (or ``(l1 text,)`` without an L0 keyword)."""
-        def walk(lo_hi):
+        def walk(lo_hi, step=self.step):
             lo, hi = lo_hi
-            return range(lo, hi + 1, self.step)
+            return range(lo, hi + 1, step)
         for m, n, k in itertools.product(walk(self.m), walk(self.n), walk(self.k)):
             if self.l0 is None:
                 yield (f"{m}x{n}x{k}",)
                 continue
-            for k0 in walk(self.l0_k):
+            for k0 in walk(self.l0_k, self.l0_step or self.step):
                 if k0 <= k:
                     yield (f"{m}x{n}x{k}", f"{m}x{n}x{k0}")
 
@@ -115,8 +117,10 @@ class SearchSpace:
         if self.tiles is not None:
             t = self.tiles
             rng = lambda r: f"{r[0]}..{r[1]}"  # noqa: E731
-            parts.append(f"L1 M {rng(t.m)}, N {rng(t.n)}, K {rng(t.k)}" +
-                         (f"; L0 = L1 on M, N, L0 K {rng(t.l0_k)} (<= L1 K)" if t.l0 else "") + f"; step {t.step}")
+            l0_step = f" step {t.l0_step}" if t.l0_step and t.l0_step != t.step else ""
+            what = "L1" if t.l1 == "l1_tile" else t.l1
+            parts.append(f"{what} M {rng(t.m)}, N {rng(t.n)}, K {rng(t.k)} step {t.step}" +
+                         (f"; L0 = L1 on M, N, L0 K {rng(t.l0_k)}{l0_step} (<= L1 K)" if t.l0 else ""))
         for k, v in self.axes:
             parts.append(f"{k} in {{{' | '.join(v)}}}")
         for k, v in self.fixed:
@@ -160,13 +164,13 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
             TileRange((32, 128), (128, 256), (128, 256), (32, 64)), (("swizzle", _SWIZZLES),), problem=_mnk),
         "quick": SearchSpace(
             "quick", "a small grid around the example's 128x256x256 / 128x256x64",
-            TileRange((64, 128), (128, 256), (128, 256), (32, 64), step=64), (("swizzle", _SWIZZLES),),
+            TileRange((64, 128), (128, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),),
             problem=_mnk),
     },
     "01_batched_matmul": {
         "default": SearchSpace(
             "default", "around the example's 128x256x256 / 128x256x64 (CATLASS registers no space)",
-            TileRange((64, 256), (64, 256), (128, 256), (32, 64), step=64), (("swizzle", _SWIZZLES),),
+            TileRange((64, 256), (64, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),),
             problem=_batched),
     },
     "02_grouped_matmul_slice_m": {
@@ -178,13 +182,13 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
     "03_matmul_add": {
         "default": SearchSpace(
             "default", "around the example's 128x256x256 / 128x256x64 (CATLASS registers no space)",
-            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64), (("swizzle_direction", _DIRECTIONS),),
+            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle_direction", _DIRECTIONS),),
             problem=_mnk),
     },
     "05_grouped_matmul_slice_k": {
         "default": SearchSpace(
             "default", "around the example's tiles and stages (CATLASS registers no space)",
-            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64),
+            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64, l0_step=32),
             (("swizzle", _SWIZZLES), ("l0a_stages", ("2", "4")))),
     },
     "07_grouped_matmul_slice_m_per_token_dequant_moe": {
@@ -201,7 +205,7 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
     "09_splitk_matmul": {
         "default": SearchSpace(
             "default", "around the example's 128x256x256 / 128x256x64 (CATLASS registers no space)",
-            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64), (("swizzle", _SWIZZLES),)),
+            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),)),
     },
     "10_grouped_matmul_slice_m_per_token_dequant": {
         "default": SearchSpace(
@@ -218,13 +222,13 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
     "12_quant_matmul": {
         "catlass": SearchSpace(
             "catlass", f"{_CATLASS}, register_gemm_quant_matmul_operation (int8, step 32; 64 here)",
-            TileRange((128, 256), (128, 512), (128, 512), (32, 128), step=64),
+            TileRange((128, 256), (128, 512), (128, 512), (32, 128), step=64, l0_step=32),
             (("swizzle_direction", _DIRECTIONS),), problem=_mnk_int8),
     },
     "20_matmul_bias": {
         "default": SearchSpace(
             "default", "around the example's 128x256x256 / 128x256x64 (L0 N <= 256: the BT buffer)",
-            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64), (("swizzle", _SWIZZLES),),
+            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),),
             problem=_mnk),
     },
     "26_matmul_relu": {
@@ -236,13 +240,13 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
     "27_matmul_gelu": {
         "catlass": SearchSpace(
             "catlass", f"{_CATLASS}, register_gemm_27_matmul_gelu_operation (step 64 here, CATLASS 16)",
-            TileRange((64, 320), (128, 256), (64, 256), (32, 128), step=64), (("swizzle_direction", _DIRECTIONS),),
+            TileRange((64, 320), (128, 256), (64, 256), (32, 128), step=64, l0_step=32), (("swizzle_direction", _DIRECTIONS),),
             problem=_mnk),
     },
     "28_matmul_silu": {
         "default": SearchSpace(
             "default", "example 27's (CATLASS registers 27's; step 64)",
-            TileRange((64, 320), (128, 256), (64, 256), (32, 128), step=64), (("swizzle_direction", _DIRECTIONS),),
+            TileRange((64, 320), (128, 256), (64, 256), (32, 128), step=64, l0_step=32), (("swizzle_direction", _DIRECTIONS),),
             problem=_mnk),
     },
     "34_single_core_splitk_matmul": {
@@ -254,7 +258,7 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
     "37_streamk_matmul": {
         "default": SearchSpace(
             "default", "around the example's 128x256x256 / 128x256x64 (CATLASS registers no space)",
-            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64), (("swizzle", _SWIZZLES),)),
+            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),)),
     },
     "transpose_quant_batch_matmul": {
         "default": SearchSpace(

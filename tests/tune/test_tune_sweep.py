@@ -198,3 +198,21 @@ def test_shapes_file(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert rc == 0 and [s["args"] for s in result["shapes"]] == [["64", "128", "64"], ["96", "128", "64"]]
     assert all(s["verify"]["passed"] for s in result["shapes"])
+
+
+def test_docs_tuning_is_true(capsys):
+    import pathlib
+    import re
+    import shlex
+
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "tuning.md").read_text()
+    # the table of search spaces names every space with its candidate count
+    for example, spaces in SPACES.items():
+        for name, space in spaces.items():
+            assert re.search(rf"^\| {re.escape(example)} \| {name} \| {space.size()} \|", doc, re.M), (example, name)
+    # the quoted --set errors are the real ones
+    quoted = re.findall(r"^\$ catlass-py (run .*)\n(error: .*)$", doc, re.M)
+    assert len(quoted) == 2
+    for command, error in quoted:
+        assert cli.main(shlex.split(command)) == 2
+        assert capsys.readouterr().err.strip() == error
