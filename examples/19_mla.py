@@ -104,34 +104,43 @@ class _Verdict:
     max_abs_error: float
 
 
-def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
-    """Run the example with CATLASS's arguments (see :func:`parse_args`)."""
+def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult:
+    """Run the example with CATLASS's arguments (see :func:`parse_args`); ``options`` (a
+    :class:`~catlass_py.arch.LaunchParams`) sets the launch's switches (``numerics=False``: timing only),
+    ``config`` holds keywords for :func:`~catlass_py.assemblies.mla.assemble`."""
     a = parse_args(argv)
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
+    element = "bfloat16" if a["dtype"] == "bf16" else "float16"
+    kernel = ex.assemble(assemble, arch, element=element)
     x = ex.inputs(example19_inputs, a["batch"], tuple(a["qSeqlenList"]), tuple(a["kvSeqlenList"]), a["numHeads"],
                   a["numBlocks"], a["blockSize"], a["dtype"])
     problem = validate_inputs(x.q, x.q_rope, x.k, x.k_rope, x.block_table, x.q_seqlen, x.kv_seqlen)
-    element = "bfloat16" if a["dtype"] == "bf16" else "float16"
-    kernel = assemble(arch, element=element)
     blocks = sum(-(-int(kv) // 128) for kv in x.kv_seqlen)
     obs = ex.observers(blocks)
     with ex.timing():
         o, launch_result, tiling = launch_mla(kernel, problem, x.q, x.q_rope, x.k, x.k_rope, core_num=ex.core_num,
                                               seed=seed, observers=obs, options=options)
+    shape = {"batch": a["batch"], "numHeads": a["numHeads"], "numBlocks": a["numBlocks"], "blockSize": a["blockSize"]}
+    details = {"dtype": a["dtype"], "q_seqlen": a["qSeqlenList"], "kv_seqlen": a["kvSeqlenList"],
+               "kv_split_cores": int(tiling[TILING_KVCORENUM])}
+    if not ex.numerics:  # a timing-only run computes and compares nothing
+        return ex.result(o, None, launch_result=launch_result, shape=shape, details=details)
+    with ex.phase("golden"):
+        return _compare(ex, a, x, o, launch_result, shape, details)
+
+
+def _compare(ex, a, x, o, launch_result, shape, details) -> ExampleResult:
+    """The example's golden (``golden.bin`` / ``cpu_low``) and ``ComputeErrorMetrics`` verdict."""
     high, low = golden_attention.mla(x.q, x.q_rope, x.k, x.k_rope, x.block_table, x.q_seqlen, x.kv_seqlen)
     metrics = error_metrics(o, high, low, mare_threshold=10.0, mere_threshold=2.0, rmse_threshold=2.0)
     exact, _ = golden_attention.mla(x.q, x.q_rope, x.k, x.k_rope, x.block_table, x.q_seqlen, x.kv_seqlen, fp64=True)
     diff = np.abs(o.astype(np.float64) - exact)
     verdict = _Verdict(bool(metrics.passed), 0 if metrics.passed else 1, float(np.abs(o.astype(np.float64) - high).max()))
     result = ex.result(
-        o, verdict, launch_result=launch_result,
-        shape={"batch": a["batch"], "numHeads": a["numHeads"], "numBlocks": a["numBlocks"], "blockSize": a["blockSize"]},
-        details={
-            "dtype": a["dtype"], "q_seqlen": a["qSeqlenList"], "kv_seqlen": a["kvSeqlenList"],
-            "kv_split_cores": int(tiling[TILING_KVCORENUM]), "mare_ratio": metrics.mare_ratio, "mere_ratio": metrics.mere_ratio,
-            "rmse_ratio": metrics.rmse_ratio, "max_abs_error_vs_fp64": float(diff.max()),
-        },
+        o, verdict, launch_result=launch_result, shape=shape,
+        details={**details, "mare_ratio": metrics.mare_ratio, "mere_ratio": metrics.mere_ratio,
+                 "rmse_ratio": metrics.rmse_ratio, "max_abs_error_vs_fp64": float(diff.max())},
     )
     if not metrics.passed:
         result.details["error_metrics"] = str(metrics)

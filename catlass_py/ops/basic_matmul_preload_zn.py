@@ -22,7 +22,9 @@ from catlass_py.ops.operator import (
     gm_input,
     gm_output,
     op_options,
+    to_numpy,
 )
+from catlass_py.virtual import is_virtual
 
 LAYOUTS_B = {"zn": zN, "nz": nZ, "row": RowMajor, "row_major": RowMajor, "column": ColumnMajor,
              "column_major": ColumnMajor}
@@ -45,11 +47,14 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_b=z
 
 def b_in_gm(name: str, b: np.ndarray, layout_b: type) -> GlobalTensor:
     """A read-only GM tensor holding the logical ``b`` [k, n] in ``layout_b``: for zN / nZ the fractal layout of
-    ``MakeLayout<Element>(k, n)``, its padding zero."""
+    ``MakeLayout<Element>(k, n)``, its padding zero. A shape-only ``b`` (a timing-only run) gives a shape-only
+    buffer of the layout's size."""
     if layout_b in (RowMajor, ColumnMajor):
         return gm_input(name, b, layout_b)
     k, n = b.shape
     layout = layout_b.make_layout(get_dtype(b.dtype.name).name, k, n)
+    if is_virtual(b):
+        return GlobalBuffer.virtual(layout.capacity * b.dtype.itemsize, name, read_only=True).tensor(b.dtype)
     stored = np.zeros(layout.capacity, b.dtype)
     layout.write(stored, b)
     return GlobalBuffer.from_array(stored, name, read_only=True).tensor(stored.dtype)
@@ -82,8 +87,8 @@ def basic_matmul_preload_zn(a, b, *, layout_b="zN", core_num: int = 24, seed: in
     lb = parse_layout_b(layout_b)
     if kernel is None:
         kernel = build_kernel(run.arch, elem, lb)
-    host_c = np.zeros((m, n), get_dtype(elem).numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a), b_in_gm("b", np.asarray(b), lb),
+    host_c = run.zeros((m, n), get_dtype(elem).numpy)
+    args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a), b_in_gm("b", to_numpy("b", b), lb),
                             gm_output("c", host_c))
     return run.run(kernel, args, host_c)
 

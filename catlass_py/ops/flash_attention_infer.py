@@ -18,6 +18,7 @@ from catlass_py.assemblies.flash_attention_infer import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.kernel.fa_infer import FAInferParams, get_fa_tiling_param
 from catlass_py.ops.operator import as_array, op_options
+from catlass_py.virtual import is_virtual, virtual_array
 
 PAGED_BLOCK_SIZE = 128
 MASK_SIDE = 1024
@@ -166,24 +167,29 @@ def validate_inputs(q, k, v, *, actual_seq_lengths=None, actual_seq_lengths_kv=N
 def device_copy(host: np.ndarray, name: str):
     """A read-only GM buffer for a host input, sized as ``aclrtMalloc`` allocates: the byte size rounded up to
     32 and 32 more (the kernel reads one block-table entry past the last row's end; that value is never used).
-    The padding reads as 0xFF."""
+    The padding reads as 0xFF. A shape-only ``host`` (a timing-only run) gives a shape-only buffer of that size."""
+    nbytes = int(host.size) * host.dtype.itemsize
+    size = -(-nbytes // 32) * 32 + 32
+    if is_virtual(host):
+        return GlobalBuffer.virtual(size, name, read_only=True).tensor(host.dtype)
     raw = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
-    size = -(-raw.size // 32) * 32 + 32
     padded = np.full(size, 0xFF, np.uint8)
     padded[:raw.size] = raw
     buf = GlobalBuffer.from_array(padded, name, read_only=True)
     return buf.tensor(host.dtype)
 
 
-def prepare_launch(problem: FAProblem, q, k, v, core_num: int, scale=None) -> tuple[FAInferParams, np.ndarray]:
+def prepare_launch(problem: FAProblem, q, k, v, core_num: int, scale=None, *,
+                   numerics: bool = True) -> tuple[FAInferParams, np.ndarray]:
     """The device-side params of ``problem`` (GM tensors over the host arrays, workspaces, the tiling for
-    ``core_num`` cores) and the host array O the kernel writes."""
+    ``core_num`` cores) and the host array O the kernel writes (shape-only for a timing-only launch,
+    ``numerics=False``)."""
     tiling = get_fa_tiling_param(problem.batch, problem.num_heads, problem.kv_heads, problem.head_dim,
                                  problem.num_blocks, PAGED_BLOCK_SIZE, 1 if problem.mask is not None else 0,
                                  problem.q_seqlen, problem.kv_seqlen, core_num)
     if scale is not None:
         tiling = replace(tiling, scale_value=float(np.float32(scale)))
-    o = np.zeros(q.shape, dtype=q.dtype)
+    o = np.zeros(q.shape, dtype=q.dtype) if numerics else virtual_array(q.shape, q.dtype)
     g = {
         "q": device_copy(q, "q"), "k": device_copy(k, "k"), "v": device_copy(v, "v"),
         "q_seqlen": device_copy(problem.q_seqlen, "actual_qseqlen"),
@@ -208,7 +214,7 @@ def launch_flash_attention(kernel, problem: FAProblem, q, k, v, *, core_num: int
     """Run ``kernel`` on a checked ``problem`` (:func:`validate_inputs`); return ``(o, LaunchResult)``."""
     run = op_options(core_num=core_num, arch=kernel.arch, seed=seed, observers=observers, options=options,
                      return_launch=True)
-    params, o = prepare_launch(problem, q, k, v, run.core_num, scale)
+    params, o = prepare_launch(problem, q, k, v, run.core_num, scale, numerics=run.numerics)
     return run.run_kernel(kernel, params, o)
 
 
@@ -248,7 +254,7 @@ def flash_attention_infer(q, k, v, *, actual_seq_lengths=None, actual_seq_length
     elif getattr(kernel, "paged_cache", None) != problem.paged or str(getattr(kernel, "element", "")) != problem.element:
         raise ArgumentError(f"kernel: expected an FAInferKernel assembled for {problem.element} with "
                             f"paged_cache={problem.paged} (the inputs), got {kernel!r}")
-    params, o = prepare_launch(problem, q, k, v, run.core_num, scale)
+    params, o = prepare_launch(problem, q, k, v, run.core_num, scale, numerics=run.numerics)
     return run.run_kernel(kernel, params, o)
 
 

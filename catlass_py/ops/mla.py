@@ -19,6 +19,7 @@ from catlass_py.kernel.mla import TMP_SIZE, MLAKernel, MLAParams
 from catlass_py.kernel.mla_tiling import TILING_KVCORENUM, get_mla_tiling
 from catlass_py.ops.flash_attention_infer import device_copy
 from catlass_py.ops.operator import as_array, op_options
+from catlass_py.virtual import virtual_array
 
 EMBED = 512
 EMBED_ROPE = 64
@@ -107,14 +108,15 @@ def validate_inputs(q, q_rope, k, k_rope, block_table, actual_seq_lengths, actua
     return MLAProblem(element, batch, tokens, heads, k.shape[0], q_len, kv_len, table)
 
 
-def prepare_launch(problem: MLAProblem, q, q_rope, k, k_rope, core_num: int):
+def prepare_launch(problem: MLAProblem, q, q_rope, k, k_rope, core_num: int, *, numerics: bool = True):
     """The tiling for ``core_num`` cores, the device-side params (GM tensors over the host arrays, workspaces)
-    and the host array O the kernel writes: ``(params, o, tiling)``."""
+    and the host array O the kernel writes (shape-only for a timing-only launch, ``numerics=False``):
+    ``(params, o, tiling)``."""
     tiling = get_mla_tiling(problem.batch, problem.num_heads, EMBED, EMBED_ROPE, problem.num_blocks, BLOCK_SIZE, 1,
                             problem.q_seqlen, problem.kv_seqlen, core_num)
     max_split = int(tiling[TILING_KVCORENUM])
     el = q.dtype
-    o = np.zeros(q.shape, dtype=el)
+    o = np.zeros(q.shape, dtype=el) if numerics else virtual_array(q.shape, el)
     tokens = problem.num_tokens
     params = MLAParams(
         device_copy(q, "q"), device_copy(q_rope, "q_rope"), device_copy(k, "k"), device_copy(k_rope, "k_rope"),
@@ -133,7 +135,7 @@ def launch_mla(kernel, problem: MLAProblem, q, q_rope, k, k_rope, *, core_num: i
     """Run ``kernel`` on a checked ``problem`` (:func:`validate_inputs`); return ``(o, LaunchResult, tiling)``."""
     run = op_options(core_num=core_num, arch=kernel.arch, seed=seed, observers=observers, options=options,
                      return_launch=True)
-    params, o, tiling = prepare_launch(problem, q, q_rope, k, k_rope, run.core_num)
+    params, o, tiling = prepare_launch(problem, q, q_rope, k, k_rope, run.core_num, numerics=run.numerics)
     o, result = run.run_kernel(kernel, params, o)
     return o, result, tiling
 
@@ -161,7 +163,7 @@ def mla(q, q_rope, k, k_rope, block_table, *, actual_seq_lengths, actual_seq_len
         kernel = build_kernel(run.arch, problem.element)
     elif not isinstance(kernel, MLAKernel) or str(kernel.element) != problem.element:
         raise ArgumentError(f"kernel: expected an MLAKernel assembled for {problem.element} (the inputs), got {kernel!r}")
-    params, o, _ = prepare_launch(problem, q, q_rope, k, k_rope, run.core_num)
+    params, o, _ = prepare_launch(problem, q, q_rope, k, k_rope, run.core_num, numerics=run.numerics)
     return run.run_kernel(kernel, params, o)
 
 

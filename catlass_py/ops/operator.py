@@ -20,7 +20,9 @@ layout, its outputs, the kernel's workspace, the cores' on-chip buffers - and ch
 budget (:mod:`catlass_py.arch.budget`; ``options.memory_limit``): :meth:`OpOptions.device_arguments` does
 both for a :class:`~catlass_py.kernel.DeviceGemm` operator, :meth:`OpOptions.reserve` checks a footprint an
 operator computed itself. Too much is a :class:`~catlass_py.errors.CapacityError` naming the figure and the
-budget.
+budget. A timing-only launch (``options=LaunchParams(numerics=False)``) allocates no output, workspace or
+on-chip buffer (shape-only outputs, :meth:`OpOptions.zeros`; buffers made on first use, which its cores never
+make) and copies no shape-only input, so none of those count.
 
 Every array operand may be any array object: a numpy array, or anything with ``__dlpack__`` (the DLPack
 protocol: torch, jax, cupy arrays in host memory, ...) or ``__array__`` - bf16 and fp8 included, which numpy's
@@ -53,6 +55,7 @@ from catlass_py.integers import is_int
 from catlass_py.kernel.device_gemm import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.virtual import is_virtual, virtual_array
 
 #: operand dtypes of the float-only operators, and the outputs their fixpipe or vector cast can give
 FLOAT_TYPES = ("float16", "bfloat16")
@@ -304,6 +307,23 @@ class OpOptions:
     return_report: bool = False
     return_launch: bool = False
 
+    @property
+    def numerics(self) -> bool:
+        """False for a timing-only launch (``options=LaunchParams(numerics=False)``): the output is a shape-only
+        array (:func:`catlass_py.virtual.virtual_array`) and inputs may be shape-only too."""
+        return self.options is None or self.options.numerics
+
+    def zeros(self, shape, dtype) -> np.ndarray:
+        """The host array of an output: zeros, or a shape-only array on a timing-only launch."""
+        return np.zeros(shape, dtype) if self.numerics else virtual_array(shape, dtype)
+
+    def copy(self, x: np.ndarray) -> np.ndarray:
+        """A C-ordered copy of ``x`` for an output that starts as an input (shape-only on a timing-only launch or
+        for a shape-only ``x``)."""
+        if not self.numerics or is_virtual(x):
+            return virtual_array(x.shape, x.dtype)
+        return np.array(x, dtype=x.dtype, copy=True, order="C")
+
     def _launch(self, start):
         recorder = WorkloadRecorder() if self.return_report else None
         observers = self.observers + ((recorder,) if recorder else ())
@@ -337,8 +357,9 @@ class OpOptions:
         figure and the budget. Returns the footprint checked."""
         aic = kernel is None or getattr(kernel, "aic", None) is not None
         aiv = kernel is None or getattr(kernel, "aiv", None) is not None
-        footprint = footprint.add("cores", "core buffers", core_buffer_bytes(self.arch, self.core_num, aic=aic,
-                                                                             aiv=aiv))
+        if self.numerics:  # a timing-only core allocates no on-chip buffer
+            footprint = footprint.add("cores", "core buffers", core_buffer_bytes(self.arch, self.core_num, aic=aic,
+                                                                                 aiv=aiv))
         check_footprint(footprint, what, self.options.memory_limit if self.options is not None else None)
         return footprint
 
@@ -352,26 +373,34 @@ class OpOptions:
         dict of GM tensors by name. First the copies the inputs need (:func:`stored_copy_bytes`), the outputs
         and the core buffers are checked (:meth:`reserve`), then the workspace
         (``arguments`` over :func:`~catlass_py.arch.budget.placeholder` tensors asks the kernel for its size)
-        with them; then everything is allocated. Returns (Arguments, dict of output host arrays by name)."""
+        with them; then everything is allocated. Returns (Arguments, dict of output host arrays by name).
+
+        On a timing-only launch the outputs are shape-only arrays (:meth:`zeros`) and neither they nor the
+        workspace (allocated on first use, never by a timing-only core) count."""
         inputs = {name: (spec, RowMajor, None) if isinstance(spec, np.ndarray) else (tuple(spec) + (None,))[:3]
                   for name, spec in inputs.items()}
         outputs = {name: (tuple(spec) + (None,))[:3] for name, spec in outputs.items()}
         footprint = Footprint()
         for name, (x, layout, _) in inputs.items():
             footprint = footprint.add("gm", f"copy of {name}", stored_copy_bytes(x, layout))
-        for name, (shape, dtype, _) in outputs.items():
-            footprint = footprint.array("gm", name, shape, dtype)
+        if self.numerics:
+            for name, (shape, dtype, _) in outputs.items():
+                footprint = footprint.array("gm", name, shape, dtype)
         self.reserve(footprint, what, kernel)
-        sizes = {name: (x.nbytes, x.dtype if dt is None else dt) for name, (x, _, dt) in inputs.items()}
-        sizes.update({name: (array_bytes(shape, dtype), dtype) for name, (shape, dtype, _) in outputs.items()})
-        footprint = footprint.add("workspace", "workspace", workspace_size(kernel, arguments, sizes))
-        self.reserve(footprint, what, kernel)
+        if self.numerics:
+            sizes = {name: (x.nbytes, x.dtype if dt is None else dt) for name, (x, _, dt) in inputs.items()}
+            sizes.update({name: (array_bytes(shape, dtype), dtype) for name, (shape, dtype, _) in outputs.items()})
+            footprint = footprint.add("workspace", "workspace", workspace_size(kernel, arguments, sizes))
+            self.reserve(footprint, what, kernel)
         gm = {name: gm_input(name, x, layout, dt) for name, (x, layout, dt) in inputs.items()}
         hosts = {}
         for name, (shape, dtype, initial) in outputs.items():
-            hosts[name] = np.zeros(shape, dtype)
-            if initial is not None:
-                np.copyto(hosts[name], initial)
+            if not self.numerics or (initial is not None and is_virtual(initial)):
+                hosts[name] = virtual_array(shape, dtype)
+            else:
+                hosts[name] = np.zeros(shape, dtype)
+                if initial is not None:
+                    np.copyto(hosts[name], initial)
             gm[name] = gm_output(name, hosts[name])
         return arguments(gm), hosts
 
@@ -534,7 +563,9 @@ def validate_matmul_inputs(a, b, layout_a, layout_b, out_dtype, core_num, arch) 
 def as_stored(x: np.ndarray, layout: type = RowMajor) -> np.ndarray:
     """The array whose C-order bytes are ``x`` stored in ``layout`` over its last two axes: ``x`` itself
     (row-major) or its transpose (column-major). No copy when ``x`` is already laid out that way; ``x`` itself
-    is never modified."""
+    is never modified. A shape-only ``x`` gives a shape-only array."""
+    if is_virtual(x):
+        return np.swapaxes(x, -1, -2) if layout is ColumnMajor else x
     if layout is ColumnMajor:
         return np.ascontiguousarray(np.swapaxes(x, -1, -2))
     return np.ascontiguousarray(x)
@@ -542,7 +573,10 @@ def as_stored(x: np.ndarray, layout: type = RowMajor) -> np.ndarray:
 
 def stored_copy_bytes(x: np.ndarray, layout: type = RowMajor) -> int:
     """Bytes :func:`as_stored` allocates for ``x`` in ``layout``: 0 when ``x`` is already laid out that way, else
-    a whole copy (a broadcast or strided view becomes a full array)."""
+    a whole copy (a broadcast or strided view becomes a full array); 0 for a shape-only ``x`` (its stored form
+    is shape-only too)."""
+    if is_virtual(x):
+        return 0
     stored = np.swapaxes(x, -1, -2) if layout is ColumnMajor else x
     return 0 if stored.flags.c_contiguous else int(x.size) * x.dtype.itemsize
 

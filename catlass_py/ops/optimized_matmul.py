@@ -64,7 +64,7 @@ def optimized_matmul(a, b, *, layout_a="row", layout_b="column", core_num: int =
     if kernel is None:
         pad_a, pad_b = padding_needed(m, n, k, elem, la, lb)
         kernel = build_kernel(run.arch, pad_a, pad_b, (3, 0) if m > n else (3, 1), elem, la, lb)
-    host_c = np.zeros((m, n), get_dtype(elem).numpy)
+    host_c = run.zeros((m, n), get_dtype(elem).numpy)
     args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", host_c))
     return run.run(kernel, args, host_c)
 
