@@ -53,7 +53,7 @@ from catlass_py.arch.spec import ArchSpec, get_arch
 from catlass_py.errors import ArgumentError
 from catlass_py.integers import is_int
 from catlass_py.kernel.device_gemm import DeviceGemm
-from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.virtual import is_virtual, virtual_array
 
@@ -248,13 +248,15 @@ def like_input(first, out):
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def array_op(fn: F | None = None, *, lists: tuple[str, ...] = ()) -> Any:
+def array_op(fn: F | None = None, *, lists: tuple[str, ...] = (), keywords: tuple[str, ...] = ()) -> Any:
     """Decorator of an operator: its positional parameters (the array operands) go through :func:`to_numpy`
-    before the call - element by element for the parameters named in ``lists`` (``a_list``, ...) - and the
-    result comes back in the kind of the first operand (:func:`like_input`). ``@array_op`` or
-    ``@array_op(lists=("a_list", "b_list"))``."""
+    before the call - element by element for the parameters named in ``lists`` (``a_list``, ...) - and so do
+    the keyword-only operands named in ``keywords`` when they hold an array object (None, a string such as
+    ``mask='causal'`` or a Python list is passed on as it is); the result comes back in the kind of the first
+    operand (:func:`like_input`). ``@array_op``, ``@array_op(lists=("a_list", "b_list"))`` or
+    ``@array_op(keywords=("block_table",))``."""
     if fn is None:
-        return functools.partial(array_op, lists=lists)
+        return functools.partial(array_op, lists=lists, keywords=keywords)
     sig = inspect.signature(fn)
     operands = [p.name for p in sig.parameters.values()
                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -271,6 +273,11 @@ def array_op(fn: F | None = None, *, lists: tuple[str, ...] = ()) -> Any:
                 if isinstance(value, (list, tuple)):
                     bound.arguments[name] = [to_numpy(f"{name}[{i}]", v) for i, v in enumerate(value)]
             else:
+                bound.arguments[name] = to_numpy(name, value)
+        for name in keywords:
+            value = bound.arguments.get(name)
+            if value is not None and not isinstance(value, (str, list, tuple, np.ndarray)) \
+                    and (hasattr(value, "__dlpack__") or hasattr(value, "__array__")):
                 bound.arguments[name] = to_numpy(name, value)
         return like_input(first, fn(*bound.args, **bound.kwargs))
 
@@ -367,7 +374,8 @@ class OpOptions:
         """The kernel's Arguments over GM buffers, allocated only once they fit the memory budget.
 
         ``inputs`` maps a name to an array (stored row-major), ``(array, layout)`` or ``(array, layout, dtype)``
-        (a read-only GM tensor of the array stored in ``layout``, :func:`gm_input`), ``outputs`` a name to ``(shape, numpy dtype)`` or
+        (a read-only GM tensor of the array stored in ``layout`` - RowMajor, ColumnMajor, or zN / nZ for a 2-D
+        array -, :func:`gm_input`), ``outputs`` a name to ``(shape, numpy dtype)`` or
         ``(shape, numpy dtype, initial)`` (a host array, zeroed or a copy of ``initial``, written in place,
         :func:`gm_output`); ``arguments(gm)`` builds the Arguments from the
         dict of GM tensors by name. First the copies the inputs need (:func:`stored_copy_bytes`), the outputs
@@ -562,8 +570,16 @@ def validate_matmul_inputs(a, b, layout_a, layout_b, out_dtype, core_num, arch) 
 
 def as_stored(x: np.ndarray, layout: type = RowMajor) -> np.ndarray:
     """The array whose C-order bytes are ``x`` stored in ``layout`` over its last two axes: ``x`` itself
-    (row-major) or its transpose (column-major). No copy when ``x`` is already laid out that way; ``x`` itself
-    is never modified. A shape-only ``x`` gives a shape-only array."""
+    (row-major) or its transpose (column-major), no copy when ``x`` is already laid out that way; for the
+    fractal layouts zN / nZ (a 2-D ``x``) a new flat buffer of ``layout.make_layout(dtype, rows, cols)``, its
+    padding zero. ``x`` itself is never modified. A shape-only ``x`` gives a shape-only array."""
+    if layout in (zN, nZ):
+        fractal = layout.make_layout(get_dtype(x.dtype).name, *x.shape)
+        if is_virtual(x):
+            return virtual_array(fractal.capacity, x.dtype)
+        stored = np.zeros(fractal.capacity, x.dtype)
+        fractal.write(stored, x)
+        return stored
     if is_virtual(x):
         return np.swapaxes(x, -1, -2) if layout is ColumnMajor else x
     if layout is ColumnMajor:
@@ -573,10 +589,12 @@ def as_stored(x: np.ndarray, layout: type = RowMajor) -> np.ndarray:
 
 def stored_copy_bytes(x: np.ndarray, layout: type = RowMajor) -> int:
     """Bytes :func:`as_stored` allocates for ``x`` in ``layout``: 0 when ``x`` is already laid out that way, else
-    a whole copy (a broadcast or strided view becomes a full array); 0 for a shape-only ``x`` (its stored form
-    is shape-only too)."""
+    a whole copy (a broadcast or strided view becomes a full array), always a buffer of the fractal layout's
+    capacity for zN / nZ; 0 for a shape-only ``x`` (its stored form is shape-only too)."""
     if is_virtual(x):
         return 0
+    if layout in (zN, nZ):
+        return get_dtype(x.dtype).nbytes(layout.make_layout(get_dtype(x.dtype).name, *x.shape).capacity)
     stored = np.swapaxes(x, -1, -2) if layout is ColumnMajor else x
     return 0 if stored.flags.c_contiguous else int(x.size) * x.dtype.itemsize
 
