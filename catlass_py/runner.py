@@ -221,14 +221,16 @@ class ExampleRun:
         #: keywords for the example's assembly (:meth:`assemble`), e.g. from ``catlass-py run --set``
         self.config = dict(config or {})
 
-    def reserve(self, kernel, *, inputs: dict, gm: dict | None = None, golden: int = 0, arguments=None) -> Footprint:
+    def reserve(self, kernel, *, inputs: dict, gm: dict | None = None, golden: int = 0, arguments=None,
+                workspace: int = 0) -> Footprint:
         """Check what the run will allocate against the memory budget before it allocates anything
         (:mod:`catlass_py.arch.budget`; ``options.memory_limit``, else ``CATLASS_PY_MEMORY_LIMIT`` or the
         default): the host ``inputs`` it generates and the ``gm`` buffers it makes (outputs, copies stored in
         another layout), each a dict of name -> (shape, dtype); the ``golden``'s bytes
         (:func:`catlass_py.golden.peak_bytes`); the on-chip buffers of ``core_num`` cores of ``kernel``'s core
         types; and ``kernel``'s workspace, asked with ``arguments(gm)`` over placeholder tensors of those names
-        (a name in ``gm`` stands for its GM copy) when ``arguments`` is given. A
+        (a name in ``gm`` stands for its GM copy) when ``arguments`` is given, or ``workspace`` bytes the host
+        computes itself (the attention kernels' tilings size their workspaces). A
         :class:`~catlass_py.errors.CapacityError` names the example, the figure and the budget; the figure is
         the result's ``memory_estimate``.
 
@@ -246,7 +248,7 @@ class ExampleRun:
         footprint = footprint.add("golden", "golden", golden)
         cores = core_buffer_bytes(self.arch, self.core_num, aic=getattr(kernel, "aic", None) is not None,
                                   aiv=getattr(kernel, "aiv", None) is not None)
-        footprint = footprint.add("cores", "core buffers", cores)
+        footprint = footprint.add("cores", "core buffers", cores).add("workspace", "workspace", workspace)
         check(footprint, self.example, self.memory_limit)
         if arguments is not None:
             sizes = {name: (array_bytes(shape, dtype), dtype) for name, (shape, dtype) in {**inputs, **gm}.items()}

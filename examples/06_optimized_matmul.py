@@ -57,6 +57,10 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     kernel = ex.assemble(assemble, arch, padding_a=pad_a, padding_b=pad_b, swizzle=(3, 0) if m > n else (3, 1))
     swizzle = (kernel.block_scheduler.swizzle_offset, kernel.block_scheduler.swizzle_direction)
     pad_a, pad_b = kernel.prologue_a is not None, kernel.prologue_b is not None
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")},
+               gm={"b": ((n, k), "float16"), "c": ((m, n), "float16")},
+               golden=golden.peak_bytes("matmul", m=m, n=n, k=k),
+               arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]))
     a, b = ex.inputs(make_inputs, m, n, k)
     validate_inputs(a, b, RowMajor, ColumnMajor, core_num, arch)
 

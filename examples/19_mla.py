@@ -27,9 +27,10 @@ from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.mla import assemble
 from catlass_py.data_attention import example19_inputs
 from catlass_py.errors import ArgumentError
-from catlass_py.kernel.mla_tiling import TILING_KVCORENUM
+from catlass_py.kernel.mla_tiling import TILING_KVCORENUM, get_mla_tiling
 from catlass_py.numerics.compare import error_metrics
-from catlass_py.ops.mla import launch_mla, validate_inputs
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.ops.mla import EMBED, EMBED_ROPE, launch_mla, validate_inputs, workspace_sizes
 from catlass_py.runner import ExampleResult, ExampleRun
 
 NAME = "19_mla"
@@ -104,6 +105,28 @@ class _Verdict:
     max_abs_error: float
 
 
+def _reserve(ex: ExampleRun, kernel, a: dict, element: str) -> None:
+    """The memory budget before anything is generated: gen_data's float64 draws and the inputs, their GM copies,
+    O, the workspaces the tiling sizes, the golden step."""
+    tokens, heads, blocks = sum(a["qSeqlenList"]), a["numHeads"], a["numBlocks"]
+    cache = (blocks, a["blockSize"], 1)
+    q_len, kv_len = np.asarray(a["qSeqlenList"], np.int32), np.asarray(a["kvSeqlenList"], np.int32)
+    tiling = get_mla_tiling(a["batch"], heads, EMBED, EMBED_ROPE, blocks, a["blockSize"], 1, q_len, kv_len,
+                            ex.core_num)
+    dtype = np.dtype(get_dtype(element).numpy)
+    inputs = {"q": ((tokens, heads, EMBED), element), "q_rope": ((tokens, heads, EMBED_ROPE), element),
+              "k": ((*cache, EMBED), element), "k_rope": ((*cache, EMBED_ROPE), element),
+              # np.random.uniform's float64 draws (as float32 pairs: the registry has no float64)
+              "generation": ((2 * (tokens * heads + blocks * a["blockSize"]), EMBED + EMBED_ROPE), "float32")}
+    gm = {name: shape_dtype for name, shape_dtype in inputs.items() if name != "generation"}
+    gm["o"] = ((tokens, heads, EMBED), element)
+    ws = workspace_sizes(tokens, heads, ex.core_num, int(tiling[TILING_KVCORENUM]), dtype)
+    ex.reserve(kernel, inputs=inputs, gm=gm, workspace=sum(ws.values()),
+               golden=golden_attention.peak_bytes("mla", tokens=tokens, heads=heads, head_dim=EMBED,
+                                                  max_q=max(a["qSeqlenList"]), max_kv=max(a["kvSeqlenList"]),
+                                                  cache_tokens=blocks * a["blockSize"], elem_bytes=dtype.itemsize))
+
+
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult:
     """Run the example with CATLASS's arguments (see :func:`parse_args`); ``options`` (a
     :class:`~catlass_py.arch.LaunchParams`) sets the launch's switches (``numerics=False``: timing only),
@@ -113,6 +136,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     element = "bfloat16" if a["dtype"] == "bf16" else "float16"
     kernel = ex.assemble(assemble, arch, element=element)
+    _reserve(ex, kernel, a, element)
     x = ex.inputs(example19_inputs, a["batch"], tuple(a["qSeqlenList"]), tuple(a["kvSeqlenList"]), a["numHeads"],
                   a["numBlocks"], a["blockSize"], a["dtype"])
     problem = validate_inputs(x.q, x.q_rope, x.k, x.k_rope, x.block_table, x.q_seqlen, x.kv_seqlen)

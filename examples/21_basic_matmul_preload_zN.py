@@ -25,7 +25,7 @@ from catlass_py.assemblies.basic_matmul_preload_zn import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
-from catlass_py.layout import zN
+from catlass_py.layout import nZ, zN
 from catlass_py.ops.basic_matmul_preload_zn import b_in_gm, validate_inputs
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 from catlass_py.virtual import is_virtual, virtual_array
@@ -61,6 +61,11 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     core_num = ex.core_num  # GetCoreNumAic(): every cube core
     kernel = ex.assemble(assemble, arch)
     b_kind = kernel.block_mmad.b_type.layout  # zN (the example) or what --set layout_b chose
+    b_gm = b_kind.make_layout("float16", k, n).capacity if b_kind in (zN, nZ) else k * n
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b storage": ((k * n,), "float16"), "b": ((k, n), "float16"),
+                               "zN offsets": ((k * n,), "int64")},  # the layout's gather / scatter index
+               gm={"b": ((b_gm,), "float16"), "c": ((m, n), "float16")},
+               golden=golden.peak_bytes("matmul", m=m, n=n, k=k))
     a, b = ex.inputs(make_inputs, m, n, k)
     validate_inputs(a, b, b_kind, core_num, arch)
 
