@@ -279,8 +279,11 @@ def _fast_rne_from_fp32(x: np.ndarray, dst: _dt.DType, fmt: FloatFormat, *, satu
 #: is tested exhaustively over all fp16 and bf16 inputs and a dense fp32 sample (every tie and its neighbours,
 #: subnormals, NaN payloads, infinities). float64 sources keep the exact path (a float64 -> fp8 cast through
 #: float32 could round twice).
+#: ml_dtypes before 0.7 rounds the values below e8m0's smallest code 2^-127 (fp32 and bf16 subnormals) up to
+#: the code 2^-126; e8m0 takes the fast path only from 0.7 on, where its bits equal the exact path's (tested).
 _FAST_NARROW_SOURCES = tuple(np.dtype(t) for t in (np.float16, _dt.BFLOAT16.numpy, np.float32))
-_FAST_NARROW_TARGETS = (_dt.FLOAT8_E4M3FN, _dt.FLOAT8_E5M2, _dt.FLOAT8_E8M0, _dt.FLOAT4_E2M1)
+_FAST_NARROW_TARGETS = (_dt.FLOAT8_E4M3FN, _dt.FLOAT8_E5M2, _dt.FLOAT4_E2M1) + (
+    (_dt.FLOAT8_E8M0,) if _dt.ML_DTYPES_VERSION >= (0, 7) else ())
 
 
 def _fast_rne_narrow(x: np.ndarray, dst: _dt.DType, fmt: FloatFormat, *, saturate: bool, keep_nan: bool):
