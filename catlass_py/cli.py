@@ -1,15 +1,19 @@
-"""The ``catlass-py`` command: list and run the CATLASS examples (or a user's example script) on the simulated
-machine::
+"""The ``catlass-py`` command: list, run and tune the CATLASS examples (or a user's example script) on the
+simulated machine::
 
     catlass-py list [--json]
     catlass-py run 10_grouped_matmul_slice_m_per_token_dequant 128 512 1024 2048 [--cores N] [--seed S] [--json]
         [--trace out.json] [--timeline out.png [--timeline-cores 0-3,7]] [--detect-races] [--seeds N]
+        [--predict-only] [--set KEY=VALUE ...] [--arch NAME]
     catlass-py run path/to/my_kernel.py ARGS [same options]
+    catlass-py run NAME --help    (also lists the example's assembly settings, --set)
+    catlass-py tune 00_basic_matmul 256 512 1024 [--arch NAME] [--jobs N | --ray [ADDRESS]] [--out results.csv]
     catlass-py --version          (also: python -m catlass_py ...)
 
 A user file defines what a shipped example does (``NAME``, ``USAGE``, ``run()``; :mod:`catlass_py.runner`) and
-runs with every analysis option. :func:`load_script` is the one loader of example scripts; :func:`script_info`
-reads a script's ``NAME``, ``USAGE`` and ``SUMMARY`` without running it (``list`` imports nothing heavy).
+runs with every analysis option. :func:`load_script` (:mod:`catlass_py.scripts`) is the one loader of example
+scripts; :func:`script_info` reads a script's ``NAME``, ``USAGE`` and ``SUMMARY`` without running it (``list``
+imports nothing heavy).
 
 ``run`` prints CATLASS's verdict line ("Compare success." on stdout, or "Compare failed. Error count: N" on
 stderr) and a summary table: what the output was compared with, the cost model's predicted device time, cube
@@ -19,13 +23,20 @@ instead (with ``schema_version``). ``--trace`` writes a Chrome/Perfetto trace, `
 flag sets, ``--seeds N`` reruns under N adversarial interleavings and compares the outputs. Output paths are
 checked before anything runs (:func:`check_output_path`).
 
+``--predict-only`` runs timing only (``LaunchParams(numerics=False)``: the same instruction stream and prediction,
+no numpy work, shape-only operands; for shapes too large to simulate numerically). ``--set KEY=VALUE`` sets a
+keyword of the example's ``assemble()`` (tile shapes, swizzle, stages, layouts, dtypes, policy;
+:mod:`catlass_py.assemblies.settings`), checked by the assembly's own rules. ``--arch NAME`` prices the run with
+another arch's cost parameters (and its core count as the default ``--cores``). ``tune`` is
+:mod:`catlass_py.tune`.
+
 The exit status (:func:`exit_status`; CATLASS itself always exits 0):
 
-* 0 - the compare passes;
+* 0 - the compare passes (or a timing-only run ends);
 * 1 - a finding about the kernel: the compare fails, the interleavings disagree, or the simulated run stops
   at a race, flag sets nobody waited for, a deadlock, or an error raised inside a simulated core (the full
   message is printed);
-* 2 - the run could not be made: bad arguments, an assembly rule broken, the memory budget exceeded
+* 2 - the run could not be made: bad arguments (a rejected ``--set`` included), an assembly rule broken, the memory budget exceeded
   (:mod:`catlass_py.arch.budget`), the host out of memory, a file that cannot be read or written (``--trace``
   and ``--timeline`` paths are checked before the simulation starts); one line on stderr, never a traceback.
   An interrupt (Ctrl-C) exits 130.
@@ -34,14 +45,11 @@ The exit status (:func:`exit_status`; CATLASS itself always exits 0):
 from __future__ import annotations
 
 import argparse
-import ast
-import importlib
 import importlib.util
 import inspect
 import json
 import os
 import pathlib
-import pkgutil
 import sys
 import time
 from collections.abc import Sequence
@@ -57,6 +65,12 @@ from catlass_py.errors import (
     RaceError,
     UnpairedFlagError,
 )
+from catlass_py.scripts import (  # noqa: F401 - EXAMPLES_PACKAGE, example_names, script_info: re-exported
+    EXAMPLES_PACKAGE,
+    example_names,
+    load_script,
+    script_info,
+)
 
 if TYPE_CHECKING:  # the CLI imports numpy, rich and the simulator only when it runs something
     from rich.console import Console
@@ -68,83 +82,9 @@ if TYPE_CHECKING:  # the CLI imports numpy, rich and the simulator only when it 
 #: that ``--help`` and ``list`` import no numpy)
 UINT32_MAX = (1 << 32) - 1
 
-EXAMPLES_PACKAGE = "catlass_py.examples"  # the shipped example scripts (examples/ in the repository)
-
-
-def example_names() -> list[str]:
-    """Names of the shipped examples, sorted."""
-    spec = importlib.util.find_spec(EXAMPLES_PACKAGE)
-    assert spec is not None and spec.submodule_search_locations is not None
-    return sorted(m.name for m in pkgutil.iter_modules(spec.submodule_search_locations) if not m.name.startswith("_"))
-
-
-def _example_path(name: str) -> pathlib.Path:
-    spec = importlib.util.find_spec(EXAMPLES_PACKAGE)
-    assert spec is not None and spec.submodule_search_locations is not None
-    return pathlib.Path(list(spec.submodule_search_locations)[0]) / f"{name}.py"
-
-
-def _resolve(name: str) -> pathlib.Path | str:
-    """A user's script path, or the full name of the shipped example ``name`` (a name or a unique prefix)."""
-    path = pathlib.Path(name)
-    if name.endswith(".py") or path.is_file():
-        if not path.is_file():
-            raise ArgumentError(f"example: no such file {name!r}")
-        return path
-    names = example_names()
-    matches = [n for n in names if n == name] or [n for n in names if n.startswith(name)]
-    if not matches:
-        raise ArgumentError(f"example: no example is called {name!r} (or starts with it); expected one of "
-                            f"{', '.join(names)}, or a path to an example script")
-    if len(matches) > 1:
-        raise ArgumentError(f"example: {name!r} is ambiguous: {', '.join(matches)} all start with it; "
-                            "give more of the name")
-    return matches[0]
-
-
-def script_info(name: str) -> dict[str, str]:
-    """``name``, ``usage``, ``summary`` and ``path`` of an example script (shipped, by name or unique prefix, or
-    a user's file), read from its source without importing it."""
-    target = _resolve(name)
-    path = target if isinstance(target, pathlib.Path) else _example_path(target)
-    values = {"NAME": path.stem if isinstance(target, pathlib.Path) else target, "USAGE": "", "SUMMARY": ""}
-    for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id in values and isinstance(node.value, ast.Constant):
-            values[node.targets[0].id] = str(node.value.value)
-    return {"name": values["NAME"], "usage": values["USAGE"], "summary": values["SUMMARY"], "path": str(path)}
-
-
-def _load_file(path: pathlib.Path):
-    # As ``python path/to/file.py`` does, the script's directory goes on sys.path (for its sibling modules).
-    folder = str(path.resolve().parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    module_name = f"catlass_py_script_{abs(hash(str(path.resolve()))):x}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[module_name]
-        raise
-    if not callable(getattr(module, "run", None)):
-        raise ArgumentError(f"example: {path} defines no run(argv, *, cores, seed, observers, progress, options) "
-                            "(see catlass_py.runner for what an example script defines)")
-    if not hasattr(module, "NAME"):
-        module.NAME = path.stem
-    return module
-
-
-def load_script(name: str):
-    """The example script ``name``: a path to a user's ``.py`` file (``catlass-py run path/to/my_kernel.py``), or
-    a shipped example by name or unique prefix (such as ``10``)."""
-    target = _resolve(name)
-    if isinstance(target, pathlib.Path):
-        return _load_file(target)
-    return importlib.import_module(f"{EXAMPLES_PACKAGE}.{target}")
+#: options of ``run`` / ``tune`` that take a value (to find the example's name before parsing, for --help)
+_VALUE_OPTIONS = {"--cores", "--seed", "--trace", "--timeline", "--timeline-cores", "--seeds", "--set", "--arch",
+                  "--jobs", "--out", "--plot", "--top", "--shapes", "--limit", "--space"}
 
 
 # -- options --------------------------------------------------------------------------------------------
@@ -228,13 +168,15 @@ def _int_option(option: str, low: int, high: int):
     return parse
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(epilogs: dict | None = None) -> argparse.ArgumentParser:
+    epilogs = epilogs or {}
     parser = argparse.ArgumentParser(prog="catlass-py", description="CATLASS examples on a simulated Ascend AI core.")
     parser.add_argument("--version", action="version", version=f"catlass-py {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     lst = sub.add_parser("list", help="list the runnable examples")
     lst.add_argument("--json", action="store_true", help="print one JSON object (with schema_version)")
-    run = sub.add_parser("run", help="run an example with CATLASS's positional arguments")
+    run = sub.add_parser("run", help="run an example with CATLASS's positional arguments",
+                         epilog=epilogs.get("run"), formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("example", help="example name (or a unique prefix, e.g. 10), or a path to an example script")
     run.add_argument("args", nargs="*", help="the example's positional arguments (see 'catlass-py list')")
     run.add_argument("--cores", type=_int_option("--cores", 1, UINT32_MAX), default=None,
@@ -253,7 +195,95 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seeds", type=_int_option("--seeds", 0, UINT32_MAX), default=0, metavar="N",
                      help="also run N adversarial interleavings (seeds 0..N-1, switching after every flag set) "
                           "and report whether the outputs differ")
+    _common_options(run)
+    run.add_argument("--predict-only", action="store_true",
+                     help="timing only: the kernel's control flow, flags and instruction stream through the cost "
+                          "model without the numpy work (shape-only operands, nothing compared); the same prediction "
+                          "as a full run, for shapes too large to simulate numerically")
+    tune = sub.add_parser("tune", help="rank an example's legal configurations by predicted time",
+                          epilog=epilogs.get("tune"), formatter_class=argparse.RawDescriptionHelpFormatter)
+    tune.add_argument("example", help="example name (or a unique prefix, e.g. 00)")
+    tune.add_argument("args", nargs="*", help="the example's positional arguments (one problem shape)")
+    tune.add_argument("--cores", type=_int_option("--cores", 1, UINT32_MAX), default=None,
+                      help="AI cores to launch on (default: all of the arch)")
+    _common_options(tune)
+    tune.add_argument("--shapes", metavar="FILE", default=None,
+                      help="tune every problem shape of FILE (one line of the example's arguments per shape) "
+                           "instead of ARGS")
+    tune.add_argument("--space", metavar="NAME", default=None,
+                      help="the search space (default: the example's; 'catlass-py tune NAME --help' lists them)")
+    tune.add_argument("--limit", type=_int_option("--limit", 1, UINT32_MAX), default=None, metavar="N",
+                      help="evaluate at most N configurations per shape (the first N of the enumeration)")
+    tune.add_argument("--no-prune", action="store_true",
+                      help="evaluate every legal configuration (no roofline pruning)")
+    tune.add_argument("--jobs", type=_int_option("--jobs", 1, UINT32_MAX), default=None, metavar="N",
+                      help="local worker processes (default: the machine's CPUs)")
+    tune.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                      help="run the sweep as Ray tasks: on the cluster at ADDRESS (e.g. 'auto' or ray://host:10001), "
+                           "or on a local Ray instance started for the run (needs pip install 'catlass-py[distributed]')")
+    tune.add_argument("--out", metavar="PATH", default=None,
+                      help="write every evaluated configuration to PATH (.csv or .json), streamed")
+    tune.add_argument("--plot", metavar="PATH", default=None,
+                      help="draw the search (predicted time of every configuration) to a PNG (needs matplotlib)")
+    tune.add_argument("--top", type=_int_option("--top", 1, UINT32_MAX), default=10, metavar="N",
+                      help="rows of the ranked table (default 10)")
+    tune.add_argument("--no-cache", action="store_true",
+                      help="evaluate everything again (the result cache is still written)")
+    tune.add_argument("--no-verify", action="store_true",
+                      help="do not run the best configuration with numerics against the golden")
+    tune.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
     return parser
+
+
+def _common_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="set a keyword of the example's assemble() (repeatable; the list: NAME --help)")
+    p.add_argument("--arch", metavar="NAME", default=None,
+                   help="price the run with this arch's cost parameters (e.g. AtlasA2); its core count is the "
+                        "default --cores")
+
+
+def _example_for_help(argv) -> tuple[str, str] | None:
+    """(command, example) of a ``run``/``tune`` command line asking for --help with an example named."""
+    argv = list(argv)
+    if len(argv) < 2 or argv[0] not in ("run", "tune") or not any(a in ("-h", "--help") for a in argv):
+        return None
+    rest = iter(argv[1:])
+    for token in rest:
+        if token.startswith("-"):
+            if token in _VALUE_OPTIONS:
+                next(rest, None)
+            continue
+        return argv[0], token
+    return None
+
+
+def _settings_help(command: str, name: str) -> str | None:
+    """The epilog of ``catlass-py run NAME --help``: the example's assembly settings (and for ``tune`` its search
+    spaces), derived from its ``assemble()``; None when the example cannot be loaded. (This loads the example, so
+    it imports the simulator; ``--help`` without an example does not.)"""
+    from catlass_py.assemblies.settings import settings_of
+
+    try:
+        example = load_script(name)
+    except CatlassError:
+        return None
+    assemble = getattr(example, "assemble", None)
+    lines = []
+    if assemble is None:
+        lines.append(f"{example.NAME} has no assemble(): no --set settings.")
+    else:
+        infos = settings_of(assemble)
+        lines.append(f"assembly settings of {example.NAME} (--set KEY=VALUE; {assemble.__module__}.assemble):")
+        width = max((len(i.name) for i in infos), default=0)
+        for info in infos:
+            lines.append(f"  {info.name:<{width}}  {info.syntax:<28} default {info.show(info.default)}")
+    if command == "tune":
+        from catlass_py.tune.space import describe_spaces
+
+        lines.append("")
+        lines.extend(describe_spaces(example.NAME))
+    return "\n".join(lines)
 
 
 # -- list -----------------------------------------------------------------------------------------------
@@ -306,8 +336,11 @@ def _summary(result: ExampleResult) -> Table:
     for key, value in result.details.items():
         label = f"bit-exact vs {out}(golden)" if key == "bit_exact" else key.replace("_", " ")
         table.add_row(label, _detail_value(key, value))
-    table.add_row(f"max |error| vs {result.reference}", f"{result.max_abs_error:.6g} "
-                  f"({result.error_count} elements outside CATLASS's tolerance)")
+    if result.numerics:
+        table.add_row(f"max |error| vs {result.reference}", f"{result.max_abs_error:.6g} "
+                      f"({result.error_count} elements outside CATLASS's tolerance)")
+    else:
+        table.add_row("numerics", "none (timing-only run)")
     cost = result.analysis.get("cost")
     if cost:
         launches = f"{cost['launches']} launches, " if cost.get("launches", 1) > 1 else ""
@@ -332,7 +365,8 @@ def _summary(result: ExampleResult) -> Table:
         if key in result.analysis:
             table.add_row(key, str(result.analysis[key]["path"]))
     t = result.timings
-    source = "from the input cache" if result.inputs_cached else "generated"
+    source = ("shape-only" if not result.numerics else
+              "from the input cache" if result.inputs_cached else "generated")
     table.add_row("host inputs", f"{source}" + (f" in {t['host_inputs']:.3f} s" if "host_inputs" in t else ""))
     table.add_row("launch (simulation)", f"{result.seconds:.3f} s")
     if "golden" in t:
@@ -345,18 +379,46 @@ def _summary(result: ExampleResult) -> Table:
     return table
 
 
+def example_config(example, pairs) -> dict:
+    """The ``--set KEY=VALUE`` pairs as keywords of the example's ``assemble()`` (parsed by
+    :func:`catlass_py.assemblies.settings.parse_settings` for the arch the assembly defaults to)."""
+    if not pairs:
+        return {}
+    from catlass_py.assemblies.settings import parse_settings
+
+    assemble = getattr(example, "assemble", None)
+    if assemble is None or "config" not in inspect.signature(example.run).parameters:
+        raise ArgumentError(f"--set: example {example.NAME} has no assemble() keywords to set (it defines no "
+                            "'assemble' or its run() takes no 'config')")
+    default_arch = inspect.signature(assemble).parameters.get("arch")
+    arch = default_arch.default if default_arch is not None else None
+    return parse_settings(assemble, pairs, arch)
+
+
 def _analyse(example, ns: argparse.Namespace, progress_hook) -> ExampleResult:
     """Run the example with the analyses the options ask for and fill ``result.analysis``."""
     from catlass_py.analysis import CostModel, explore_interleavings, write_chrome_trace
     from catlass_py.arch import LaunchParams
+    from catlass_py.arch.spec import get_arch
 
+    if ns.predict_only and ns.seeds:
+        raise ArgumentError("--seeds compares the outputs of interleavings; a --predict-only run computes none")
     takes_options = "options" in inspect.signature(example.run).parameters
-    if not takes_options and (ns.detect_races or ns.seeds):
-        raise ArgumentError(f"--detect-races/--seeds: example {example.NAME} does not take "
+    if not takes_options and (ns.detect_races or ns.seeds or ns.predict_only):
+        raise ArgumentError(f"--detect-races/--seeds/--predict-only: example {example.NAME} does not take "
                             "launch options (its run() has no 'options' parameter)")
-    extra = {"options": LaunchParams(detect_races=ns.detect_races)} if takes_options else {}
-    cost = CostModel(record=bool(ns.trace or ns.timeline))
-    result = example.run(ns.args, cores=ns.cores, seed=ns.seed, observers=(cost,), progress=progress_hook, **extra)
+    extra: dict[str, Any] = {}
+    if takes_options:
+        extra["options"] = LaunchParams(detect_races=ns.detect_races, numerics=not ns.predict_only)
+    config = example_config(example, ns.set)
+    if config:
+        extra["config"] = config
+    arch = get_arch(ns.arch) if ns.arch else None
+    cores = ns.cores if ns.cores is not None or arch is None else arch.core_num
+    cost = CostModel(arch, record=bool(ns.trace or ns.timeline))
+    result = example.run(ns.args, cores=cores, seed=ns.seed, observers=(cost,), progress=progress_hook, **extra)
+    if ns.set:
+        result.details["settings"] = " ".join(ns.set)
     rep = cost.report
     if rep is not None:
         result.analysis["cost"] = {"arch": rep.arch, "clock_ghz": rep.clock_ghz, **rep.summary()}
@@ -378,7 +440,8 @@ def _analyse(example, ns: argparse.Namespace, progress_hook) -> ExampleResult:
             raise ArgumentError("--seeds: this example does not report an output digest to compare")
 
         def once(opts):
-            return example.run(ns.args, cores=ns.cores, options=opts).output_digest
+            return example.run(ns.args, cores=cores, options=opts, **({"config": config} if config else {}))\
+                .output_digest
 
         report = explore_interleavings(once, ns.seeds, detect_races=ns.detect_races, reference=result.output_digest)
         result.analysis["interleavings"] = report.summary()
@@ -454,7 +517,17 @@ def _one_line(text: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``catlass-py`` console script: the command's exit status (module doc). An error is
     one line on stderr (a finding its whole message), never a traceback."""
-    parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    epilogs = {}
+    try:
+        asked = _example_for_help(argv)
+        if asked is not None:  # 'run NAME --help' lists the example's settings (this loads the example)
+            text = _settings_help(*asked)
+            if text:
+                epilogs[asked[0]] = text
+    except Exception:  # noqa: BLE001 - the help text must come out even when the example cannot be loaded
+        pass
+    parser = _parser(epilogs)
     try:
         ns, extra = parser.parse_known_args(argv)
         if extra:  # an example's own options (CATLASS's --dtype ...) go to the example with its positional arguments
@@ -468,6 +541,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list(ns)
         from rich.console import Console
 
+        if ns.command == "tune":
+            from catlass_py.tune.command import tune_command
+
+            return tune_command(ns, Console(), Console(stderr=True, soft_wrap=True))
         return _run(ns, Console(), Console(stderr=True, soft_wrap=True))
     except KeyboardInterrupt:
         _error("interrupted")

@@ -31,6 +31,8 @@ and ``src/nnopbase/common/utils/fp16_t.cpp``):
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import math
@@ -48,6 +50,7 @@ import numpy as np
 
 from catlass_py.errors import ArgumentError
 from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.virtual import virtual_array
 
 __all__ = [
     "GENERATOR_VERSION",
@@ -62,6 +65,8 @@ __all__ = [
     "cache_dir",
     "cache_max_bytes",
     "cached_inputs",
+    "shape_only_active",
+    "shape_only_fills",
 ]
 
 #: glibc ``RAND_MAX`` (2^31 - 1); ``rand()`` returns values in ``[0, RAND_MAX]``.
@@ -508,6 +513,38 @@ def host_cast(values, dtype, *, source=None) -> np.ndarray:
     return v.astype(np.float32).astype(ml_dtypes.bfloat16)
 
 
+_SHAPE_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("catlass_py_shape_only_fills", default=False)
+
+
+@contextlib.contextmanager
+def shape_only_fills():
+    """Inside the block, :func:`fill_random` and :func:`fill_random_fp16_t` return shape-only arrays
+    (:func:`catlass_py.virtual.virtual_array`) and advance the stream past the values they would have drawn
+    (:meth:`GlibcRand.skip`, O(log n)); everything else draws as usual. An example's input generator run inside
+    it gives operands of the right shapes and dtypes at no cost, and the group list it draws afterwards is the
+    very one of a full run: what a timing-only run (``catlass-py run --predict-only``) feeds the kernel."""
+    token = _SHAPE_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _SHAPE_ONLY.reset(token)
+
+
+def shape_only_active() -> bool:
+    """True inside :func:`shape_only_fills`: input generators that do not draw through :func:`fill_random` (the
+    attention examples' numpy streams) return shape-only operands too."""
+    return _SHAPE_ONLY.get()
+
+
+def _fill(rng: GlibcRand, n: int, dtype, mapper) -> np.ndarray:
+    """``n`` values drawn through ``mapper()`` (a factory), or a shape-only array and a skip of the stream inside
+    :func:`shape_only_fills`."""
+    if _SHAPE_ONLY.get():
+        rng.skip(n)
+        return virtual_array(n, dtype)
+    return rng._draw(n, dtype, mapper())
+
+
 def fill_random(rng: GlibcRand, n: int, low, high, dtype, *, compute: str | None = None) -> np.ndarray:
     """``golden::FillRandomData(data, low, high)`` of ``examples/common/golden/fill_data.hpp``.
 
@@ -564,7 +601,7 @@ def fill_random(rng: GlibcRand, n: int, low, high, dtype, *, compute: str | None
         if span > _INT32_MAX:
             raise ArgumentError(f"high: high - low = {high - low} overflows the C int arithmetic of FillRandomData")
 
-    return rng._draw(n, t.numpy, _fill_mapper(compute, t, low, high))
+    return _fill(rng, n, t.numpy, lambda: _fill_mapper(compute, t, low, high))
 
 
 def _fill_mapper(compute: str, t, low, high):
@@ -635,6 +672,8 @@ def fill_random_fp16_t(rng: GlibcRand, n: int, low: float, high: float) -> np.nd
     def value(q: np.ndarray) -> np.ndarray:
         return (lo + (q * span).astype(np.float16)).astype(np.float16)
 
+    if _SHAPE_ONLY.get():
+        return _fill(rng, n, np.float16, None)
     at_inf = value(np.ones(1, dtype=np.float16))[0]  # q = inf / inf = 1
 
     def fp16_t_mapper(u: np.ndarray, out: np.ndarray) -> None:

@@ -10,6 +10,10 @@
 * :func:`example19_inputs` -- ``examples/19_mla/gen_data.py``: ``np.random.seed(1)``, Q (``[tokens, heads, 576]``)
   and the K cache (``[numBlocks, 128, 1, 576]``) from ``np.random.uniform(-1, 1)`` cast to fp16 / bf16, split into
   the 512 "nope" and the 64 rope columns (V is the nope part of K); block table row ``i`` = ``[maxBlocks * i + j]``.
+
+Inside :func:`catlass_py.data.shape_only_fills` (a timing-only run) Q, K, V and the mask are shape-only arrays
+(nothing is drawn); the sequence lengths and block tables, which steer the kernels' control flow, are the real
+ones.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 from ml_dtypes import bfloat16
 
+from catlass_py.data import shape_only_active
 from catlass_py.errors import ArgumentError
+from catlass_py.virtual import virtual_array
 
 PAGED_BLOCK_SIZE = 128
 MASK_SIDE = 1024
@@ -32,6 +38,14 @@ def _np_dtype(dtype: str):
     if dtype in ("bf16", "bfloat16"):
         return bfloat16
     raise ArgumentError(f"dtype: expected 'half' or 'bf16', got {dtype!r}")
+
+
+def _uniform(rs: np.random.RandomState, shape, t) -> np.ndarray:
+    """``np.random.uniform(-1, 1, shape).astype(t)``, or a shape-only array inside a timing-only run's input
+    generation (the values of Q, K and V steer nothing)."""
+    if shape_only_active():
+        return virtual_array(shape, t)
+    return rs.uniform(-1.0, 1.0, size=shape).astype(t)
 
 
 def gen_seqlen(max_q_seqlen: int, max_kv_seqlen: int, is_varied_len: int, batch: int, *, seed: int = 1):
@@ -76,20 +90,25 @@ def example23_inputs(batch: int, q_seqlen: int, kv_seqlen: int, num_heads: int, 
     max_kv = max(kv_list)
     num_tokens = sum(q_list)
     rs = np.random.RandomState(1)
-    query = rs.uniform(-1.0, 1.0, size=(num_tokens, num_heads, head_size)).astype(t)
+    query = _uniform(rs, (num_tokens, num_heads, head_size), t)
     if cache_mode == 1:
         max_blocks = (max_kv + PAGED_BLOCK_SIZE - 1) // PAGED_BLOCK_SIZE
         num_blocks = batch * max_blocks
         shape = (num_blocks, PAGED_BLOCK_SIZE, kv_heads, head_size)
-        key = rs.uniform(-1.0, 1.0, size=shape).astype(t)
-        value = rs.uniform(-1.0, 1.0, size=shape).astype(t)
+        key = _uniform(rs, shape, t)
+        value = _uniform(rs, shape, t)
         table = (max_blocks * np.arange(batch)[:, None] + np.arange(max_blocks)[None, :]).astype(np.int32)
     else:
         shape = (sum(kv_list), kv_heads, head_size)
-        key = rs.uniform(-1.0, 1.0, size=shape).astype(t)
-        value = rs.uniform(-1.0, 1.0, size=shape).astype(t)
+        key = _uniform(rs, shape, t)
+        value = _uniform(rs, shape, t)
         table = np.zeros((0, 0), np.int32)
-    mask = np.triu(np.ones((MASK_SIDE, MASK_SIDE)), 1).astype(t) if mask_type == 1 else np.zeros((0, 0), t)
+    if mask_type != 1:
+        mask = np.zeros((0, 0), t)
+    elif shape_only_active():
+        mask = virtual_array((MASK_SIDE, MASK_SIDE), t)
+    else:
+        mask = np.triu(np.ones((MASK_SIDE, MASK_SIDE)), 1).astype(t)
     return Example23Inputs(query, key, value, table, np.asarray(q_list, np.int64), np.asarray(kv_list, np.int64), mask)
 
 
@@ -122,10 +141,16 @@ def example19_inputs(batch: int, q_seqlen_list, kv_seqlen_list, num_heads: int, 
     rs = np.random.RandomState(1)
     num_tokens = sum(q_list)
     head_qk = MLA_EMBED + MLA_EMBED_ROPE
-    query = rs.uniform(-1.0, 1.0, size=(num_tokens, num_heads, head_qk)).astype(t)
-    key = rs.uniform(-1.0, 1.0, size=(num_blocks, block_size, 1, head_qk)).astype(t)
     max_blocks = (max(kv_list) + block_size - 1) // block_size
     table = (max_blocks * np.arange(batch)[:, None] + np.arange(max_blocks)[None, :]).astype(np.int32)
+    if shape_only_active():  # a timing-only run: shape-only Q, K (nothing drawn), the real table and lengths
+        return Example19Inputs(virtual_array((num_tokens, num_heads, MLA_EMBED), t),
+                               virtual_array((num_tokens, num_heads, MLA_EMBED_ROPE), t),
+                               virtual_array((num_blocks, block_size, 1, MLA_EMBED), t),
+                               virtual_array((num_blocks, block_size, 1, MLA_EMBED_ROPE), t),
+                               table, np.asarray(q_list, np.int32), np.asarray(kv_list, np.int32))
+    query = rs.uniform(-1.0, 1.0, size=(num_tokens, num_heads, head_qk)).astype(t)
+    key = rs.uniform(-1.0, 1.0, size=(num_blocks, block_size, 1, head_qk)).astype(t)
     return Example19Inputs(np.ascontiguousarray(query[:, :, :MLA_EMBED]), np.ascontiguousarray(query[:, :, MLA_EMBED:]),
                            np.ascontiguousarray(key[..., :MLA_EMBED]), np.ascontiguousarray(key[..., MLA_EMBED:]),
                            table, np.asarray(q_list, np.int32), np.asarray(kv_list, np.int32))

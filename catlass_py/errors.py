@@ -22,6 +22,11 @@ class ArgumentError(CatlassError, ValueError):
     """Bad user input: names the argument, what was expected and what was received."""
 
 
+class SettingError(ArgumentError, ConfigError):
+    """An assembly keyword chosen by the user (``catlass-py run --set``, a tuner configuration) breaks an assembly
+    rule: the assembly's :class:`ConfigError`, raised as a bad argument."""
+
+
 class CapacityError(CatlassError):
     """A view or transfer does not fit in a local buffer (L1, L0A/B/C, UB, BT, FB)."""
 
@@ -59,6 +64,11 @@ class UnpairedFlagError(CatlassError):
     the launch ended. ``cross_core`` / ``intra_core`` list them."""
 
 
+class NoDataError(CatlassError):
+    """Values were asked of memory that has none: a shape-only (virtual) array or GM buffer of a timing-only
+    run (``LaunchParams(numerics=False)``), which has a shape, a dtype and bounds but no bytes."""
+
+
 class KernelError(CatlassError):
     """A non-catlass exception escaped a simulated core; ``__cause__`` holds the original."""
 
@@ -67,6 +77,7 @@ __all__ = [
     "CatlassError",
     "ConfigError",
     "ArgumentError",
+    "SettingError",
     "CapacityError",
     "AlignmentError",
     "OutOfBoundsError",
@@ -74,5 +85,6 @@ __all__ = [
     "FlagOverflowError",
     "RaceError",
     "UnpairedFlagError",
+    "NoDataError",
     "KernelError",
 ]

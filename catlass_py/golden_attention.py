@@ -129,4 +129,32 @@ def mla(q, q_rope, k, k_rope, block_table, q_seqlen, kv_seqlen, *, fp64: bool = 
     return (high, high) if fp64 else (high, low)
 
 
-__all__ = ["attention_fp64", "flash_attention_infer", "mla"]
+def peak_bytes(name: str, *, tokens: int, heads: int, head_dim: int, max_q: int, max_kv: int, kv_heads: int = 1,
+               cache_tokens: int = 0, elem_bytes: int = 2) -> int:
+    """Bytes an attention example's golden step allocates at most (an estimate from the code above; numpy's own
+    scratch not counted), for ``tokens`` query tokens of ``heads`` heads of ``head_dim``, batches of at most
+    ``max_q`` queries over ``max_kv`` KV tokens of ``kv_heads`` heads; ``cache_tokens`` the KV cache's tokens
+    (MLA concatenates the whole cache with its rope part). ``name``:
+
+    * ``"flash_attention_infer"`` - example 23's step: :func:`flash_attention_infer`, :func:`attention_fp64` and
+      the float64 error arrays, with one batch's scores, softmax and gathered K / V alive;
+    * ``"mla"`` - example 19's step: :func:`mla` in float32 and in float64 (the concatenated Q and cache of one
+      call alive at a time), the float64 error arrays, one batch's scores and gathered K / V.
+
+    Used by the examples to check their memory budget before generating anything."""
+    tokens, heads, head_dim, max_q, max_kv, kv_heads, cache_tokens, elem_bytes = (
+        int(v) for v in (tokens, heads, head_dim, max_q, max_kv, kv_heads, cache_tokens, elem_bytes))
+    out = tokens * heads * head_dim
+    scores = heads * max_q * max_kv * 8 * 3  # S, exp(S), P in the widest (float64) pass
+    if name == "flash_attention_infer":
+        kv = max_kv * kv_heads * head_dim * 2 * (elem_bytes + 8)  # gathered K and V, and their float64 copies
+        return out * (elem_bytes + 4 * 8) + scores + kv
+    if name == "mla":
+        width = head_dim + 64  # the 512 "nope" and 64 rope columns
+        concat = (tokens * heads + cache_tokens) * width * elem_bytes
+        kv = max_kv * width * 2 * 8
+        return concat + out * (4 + elem_bytes + 2 * 8 + 3 * 8) + scores + kv
+    raise ArgumentError(f"name: expected 'flash_attention_infer' or 'mla', got {name!r}")
+
+
+__all__ = ["attention_fp64", "flash_attention_infer", "mla", "peak_bytes"]

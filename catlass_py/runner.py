@@ -3,26 +3,34 @@
 around the launch (:func:`to_device`, :class:`ExampleRun` with its memory budget).
 
 An example script - a shipped one (``examples/NN_name.py``, importable as ``catlass_py.examples.NN_name``) or a
-user's file that ``catlass-py run path/to/file.py`` loads (:func:`catlass_py.cli.load_script`) - defines:
+user's file that ``catlass-py run path/to/file.py`` loads (:func:`load_script`, from :mod:`catlass_py.scripts`) -
+defines:
 
 * ``NAME``: its name (a user file defaults to the file's stem);
 * ``USAGE``: the positional arguments, as CATLASS's usage line (e.g. ``"problem_count m n k [device_id]"``);
 * ``SUMMARY``: one line for ``catlass-py list``;
-* ``run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult``:
+* ``run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult``:
   ``observers`` join the launch (cost model, trace, ...), ``options`` is the launch's
-  :class:`~catlass_py.arch.LaunchParams` (``detect_races``, ``preempt_on_set``); the result carries a digest
-  of the output (``output_digest``) and the :class:`~catlass_py.arch.LaunchResult` (``launch_result``).
+  :class:`~catlass_py.arch.LaunchParams` (``detect_races``, ``preempt_on_set``, ``numerics``), ``config`` a dict
+  of keywords for the example's ``assemble()`` (``catlass-py run --set``; optional); the result carries a digest
+  of the output (``output_digest``) and the :class:`~catlass_py.arch.LaunchResult` (``launch_result``);
+* ``assemble`` (optional): the assembly function whose keywords ``config`` sets (``catlass-py run NAME --help``
+  lists them).
 
-The shipped examples build their kernels with :mod:`catlass_py.assemblies`.
+The shipped examples build their kernels with :mod:`catlass_py.assemblies`. With
+``options=LaunchParams(numerics=False)`` (``catlass-py run --predict-only``) an example runs timing-only:
+:meth:`ExampleRun.inputs` gives shape-only operands (the group list stays real), the output is shape-only and
+nothing is compared (:attr:`ExampleResult.numerics` is False).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import inspect
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
-import contextlib
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -36,9 +44,11 @@ from catlass_py.arch.budget import Footprint, array_bytes, check_footprint, core
 from catlass_py.arch.events import MarkerEvent, Observer
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.arch.pipes import CoreType
-from catlass_py.data import cached_inputs
-from catlass_py.errors import ArgumentError
+from catlass_py.data import cached_inputs, shape_only_fills
+from catlass_py.errors import ArgumentError, ConfigError, SettingError
 from catlass_py.integers import is_int
+from catlass_py.scripts import EXAMPLES_PACKAGE, example_names, load_script  # noqa: F401 - re-exported
+from catlass_py.virtual import virtual_array
 
 
 @dataclass
@@ -48,7 +58,7 @@ class ExampleResult:
     example: str
     passed: bool
     error_count: int
-    max_abs_error: float
+    max_abs_error: float | None
     seconds: float
     blocks_per_core: list[int]
     shape: dict[str, int]
@@ -74,12 +84,18 @@ class ExampleResult:
     """Wall seconds per phase: ``host_inputs`` (generated or loaded), ``launch`` (= ``seconds``), ``golden``
     (the reference and the compare) and, filled by the CLI, ``load`` (importing the library and the example
     script) and ``wall`` (the whole command)."""
+    numerics: bool = True
+    """False for a timing-only run (``LaunchParams(numerics=False)``): nothing was computed or compared
+    (``passed`` is True, ``max_abs_error`` None, no output digest); the analyses (cost) are what it is for."""
     launch_result: Any = field(default=None, repr=False, compare=False)
     """The :class:`~catlass_py.arch.LaunchResult` of the run (not part of the JSON)."""
 
     @property
     def verdict(self) -> str:
-        """CATLASS's line: 'Compare success.' or 'Compare failed. Error count: N'."""
+        """CATLASS's line: 'Compare success.' or 'Compare failed. Error count: N' ('Predicted only ...' for a
+        timing-only run)."""
+        if not self.numerics:
+            return "Predicted only (timing-only run: nothing computed or compared)."
         return "Compare success." if self.passed else f"Compare failed. Error count: {self.error_count}"
 
     def to_json(self) -> dict[str, Any]:
@@ -178,9 +194,15 @@ class ExampleRun:
 
     Each phase (``host inputs``, ``launch``, ``golden``) is timed (:attr:`ExampleResult.timings`) and announced
     to the progress hook.
+
+    A timing-only run (``options=LaunchParams(numerics=False)``) draws shape-only inputs (:meth:`inputs`), makes
+    shape-only outputs (:meth:`zeros`), computes no golden (``numerics`` is False: the example skips it) and
+    passes ``compare=None`` to :meth:`result`. ``config`` holds keywords for the example's assembly
+    (:meth:`assemble`, ``catlass-py run --set``).
     """
 
-    def __init__(self, example: str, arch, cores: int | None = None, *, observers=(), progress=None, options=None):
+    def __init__(self, example: str, arch, cores: int | None = None, *, observers=(), progress=None, options=None,
+                 config=None):
         self.example = example
         self.arch = arch
         if cores is not None and (not is_int(cores) or not 1 <= cores <= arch.core_num):
@@ -194,17 +216,29 @@ class ExampleRun:
         self.footprint: Footprint | None = None
         self._observers = tuple(observers)
         self._progress = progress
+        #: False for a timing-only run (``options=LaunchParams(numerics=False)``)
+        self.numerics = options is None or options.numerics
+        #: keywords for the example's assembly (:meth:`assemble`), e.g. from ``catlass-py run --set``
+        self.config = dict(config or {})
 
-    def reserve(self, kernel, *, inputs: dict, gm: dict | None = None, golden: int = 0, arguments=None) -> Footprint:
+    def reserve(self, kernel, *, inputs: dict, gm: dict | None = None, golden: int = 0, arguments=None,
+                workspace: int = 0) -> Footprint:
         """Check what the run will allocate against the memory budget before it allocates anything
         (:mod:`catlass_py.arch.budget`; ``options.memory_limit``, else ``CATLASS_PY_MEMORY_LIMIT`` or the
         default): the host ``inputs`` it generates and the ``gm`` buffers it makes (outputs, copies stored in
         another layout), each a dict of name -> (shape, dtype); the ``golden``'s bytes
         (:func:`catlass_py.golden.peak_bytes`); the on-chip buffers of ``core_num`` cores of ``kernel``'s core
         types; and ``kernel``'s workspace, asked with ``arguments(gm)`` over placeholder tensors of those names
-        (a name in ``gm`` stands for its GM copy) when ``arguments`` is given. A
+        (a name in ``gm`` stands for its GM copy) when ``arguments`` is given, or ``workspace`` bytes the host
+        computes itself (the attention kernels' tilings size their workspaces). A
         :class:`~catlass_py.errors.CapacityError` names the example, the figure and the budget; the figure is
-        the result's ``memory_estimate``."""
+        the result's ``memory_estimate``.
+
+        A timing-only run allocates none of it (shape-only inputs and outputs, no golden, a workspace and on-chip
+        buffers that are allocated on first use, which a timing-only core never makes): the footprint is computed
+        (what a full run would allocate, e.g. its workspace) but not checked, and the result's
+        ``memory_estimate`` is 0."""
+        check = check_footprint if self.numerics else (lambda *_: None)
         gm = gm or {}
         footprint = Footprint()
         for name, (shape, dtype) in inputs.items():
@@ -214,22 +248,47 @@ class ExampleRun:
         footprint = footprint.add("golden", "golden", golden)
         cores = core_buffer_bytes(self.arch, self.core_num, aic=getattr(kernel, "aic", None) is not None,
                                   aiv=getattr(kernel, "aiv", None) is not None)
-        footprint = footprint.add("cores", "core buffers", cores)
-        check_footprint(footprint, self.example, self.memory_limit)
+        footprint = footprint.add("cores", "core buffers", cores).add("workspace", "workspace", workspace)
+        check(footprint, self.example, self.memory_limit)
         if arguments is not None:
             sizes = {name: (array_bytes(shape, dtype), dtype) for name, (shape, dtype) in {**inputs, **gm}.items()}
             footprint = footprint.add("workspace", "workspace", workspace_size(kernel, arguments, sizes))
-            check_footprint(footprint, self.example, self.memory_limit)
+            check(footprint, self.example, self.memory_limit)
         self.footprint = footprint
         return footprint
 
     def inputs(self, make, *args, **kwargs):
         """``make(*args, **kwargs)``, the example's host inputs, through the on-disk input cache keyed by the
         example's name, ``make`` and the arguments (:func:`catlass_py.data.cached_inputs`); the result
-        records whether they came from the cache."""
+        records whether they came from the cache. A timing-only run calls ``make`` inside
+        :func:`catlass_py.data.shape_only_fills` instead (shape-only operands, a real group list; never cached)."""
         with self.phase("host inputs"):
+            if not self.numerics:
+                with shape_only_fills():
+                    return make(*args, **kwargs)
             value, self.inputs_cached = cached_inputs(self.example, make, *args, **kwargs)
         return value
+
+    def zeros(self, shape, dtype) -> np.ndarray:
+        """The host array of an output: zeros, or a shape-only array on a timing-only run."""
+        return np.zeros(shape, dtype) if self.numerics else virtual_array(shape, dtype)
+
+    def assemble(self, assemble, arch, **defaults):
+        """``assemble(arch=arch, **keywords)``: the example's own choices (``defaults``, e.g. the C++'s runtime
+        branch) overridden by :attr:`config`. A key the assembly does not take is an :class:`ArgumentError`; an
+        assembly rule a configured value breaks raises :class:`~catlass_py.errors.SettingError` (a
+        ``ConfigError`` that is also a bad argument)."""
+        params = inspect.signature(assemble).parameters
+        unknown = sorted(k for k in self.config if k not in params or k == "arch")
+        if unknown:
+            raise ArgumentError(f"{self.example}: {', '.join(unknown)} is not a keyword of its assemble() (keywords: "
+                                f"{', '.join(k for k in params if k != 'arch')})")
+        try:
+            return assemble(arch=arch, **{**defaults, **self.config})
+        except ConfigError as exc:
+            if not self.config:
+                raise
+            raise SettingError(f"the assembly rejects the settings ({', '.join(self.config)}): {exc}") from exc
 
     @property
     def report(self):
@@ -268,10 +327,20 @@ class ExampleRun:
                golden=None, reference: str | None = None) -> ExampleResult:
         """The example's :class:`ExampleResult`: ``compare`` (a CATLASS golden compare) gives the verdict,
         ``output`` the digest and the output type; ``reference`` names what ``output`` was compared with
-        (default: from ``golden``'s dtype, e.g. ``"fp32 golden"``)."""
+        (default: from ``golden``'s dtype, e.g. ``"fp32 golden"``). A timing-only run passes ``compare=None``
+        (nothing was compared)."""
+        out_dtype = getattr(output, "dtype", None)
+        if not self.numerics:
+            return ExampleResult(
+                example=self.example, passed=True, error_count=0, max_abs_error=None, seconds=self.seconds,
+                blocks_per_core=self.report.blocks_per_core(), shape=shape, cores=self.core_num, details=details,
+                output_digest=None, inputs_cached=False, launch_result=launch_result, numerics=False,
+                memory_estimate=None if self.footprint is None else 0,
+                reference="nothing (timing-only run)",
+                output_dtype="" if out_dtype is None else short_dtype(out_dtype), timings=dict(self.timings),
+            )
         if reference is None:
             reference = "golden" if golden is None else f"{short_dtype(np.asarray(golden).dtype)} golden"
-        out_dtype = getattr(output, "dtype", None)
         return ExampleResult(
             example=self.example, passed=compare.passed, error_count=compare.error_count,
             max_abs_error=float(compare.max_abs_error), seconds=self.seconds,

@@ -18,7 +18,11 @@ the simulated kernel supports both storage orders, ``transA`` / ``transB`` (``ma
 input layouts) are not offered. ``coreNum`` (last) is the number of simulated AI cores. ``grouped_matmul``
 follows ``torch_catlass.grouped_matmul`` (example 08 with A and B shared by the groups, the groups slicing K:
 output ``(G, M, N)``); ``transpose_quant_batch_matmul`` (pypto-gym, no CATLASS counterpart) takes
-``x1, x2, x1Scale, x2Scale``.
+``x1, x2, x1Scale, x2Scale``. The attention ops follow CATLASS's ``FlashAttentionInferOp`` / ``MlaOp``
+(``tests/optest/src/include/template/flash_attention.h`` / ``mla.h``, called as ``torch_catlass.
+flash_attention_infer`` / ``torch_catlass.mla`` by its ``test_23`` / ``test_19``): ``query``, the caches,
+``actual_seq_lengths``, ``actual_seq_lengths_kv``, (``atten_mask``,) ``block_table``, (``input_layout``,)
+``num_heads``, ``num_key_value_heads``, ``sparse_mode`` - their own snake-case names there - then ``coreNum``.
 
 The ops are forward-only (no autograd formula), like CATLASS's: use them for inference, or under
 ``torch.no_grad()``. Inputs must be CPU tensors; outputs are new CPU tensors. The same functions are
@@ -305,6 +309,107 @@ _tqbmm.__name__ = _tqbmm_fake.__name__ = "transpose_quant_batch_matmul"
 transpose_quant_batch_matmul = _register(_tqbmm, _tqbmm_fake)
 
 
+# -- examples 06 and 21: CATLASS's MatmulLike (mat1, mat2, outDType, transA, transB) ----------------------------
+
+
+def _same_out(name: str, mat1: Tensor, out_dtype: torch.dtype | None) -> None:
+    if out_dtype is not None and out_dtype != mat1.dtype:
+        raise ValueError(f"outDType: {name} returns the input dtype ({mat1.dtype}), got {out_dtype}")
+
+
+def _optimized(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
+               transB: bool = False, coreNum: int = DEFAULT_CORES) -> Tensor:
+    _same_out("optimized_matmul", mat1, outDType)
+    a, la = _a(mat1, transA)
+    b, lb = _a(mat2, transB)
+    return ops.optimized_matmul(a, b, layout_a=la, layout_b=lb, core_num=coreNum)
+
+
+def _optimized_fake(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
+                    transB: bool = False, coreNum: int = DEFAULT_CORES) -> Tensor:
+    return mat1.new_empty((_mk(mat1, transA)[0], _n(mat2, transB)))
+
+
+_optimized.__name__ = _optimized_fake.__name__ = "optimized_matmul"
+optimized_matmul = _register(_optimized, _optimized_fake)
+
+
+def _preload_zn(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transB: bool = False,  # noqa: N803
+                coreNum: int = DEFAULT_CORES) -> Tensor:
+    """Example 21 (``torch_catlass.basic_matmul_preload_zN``): B is stored by the simulator in the zN ("NZ")
+    format, or nZ with ``transB`` (mat2 given as (N, K): "B not transposed uses zN, transposed nZ"). The kernel
+    reads A row-major only, so there is no ``transA``."""
+    _same_out("basic_matmul_preload_zN", mat1, outDType)
+    b = mat2.mT if transB else mat2
+    return ops.basic_matmul_preload_zn(mat1, b, layout_b="nZ" if transB else "zN", core_num=coreNum)
+
+
+def _preload_zn_fake(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None,  # noqa: N803
+                     transB: bool = False, coreNum: int = DEFAULT_CORES) -> Tensor:
+    return mat1.new_empty((mat1.shape[0], _n(mat2, transB)))
+
+
+_preload_zn.__name__ = _preload_zn_fake.__name__ = "basic_matmul_preload_zN"
+basic_matmul_preload_zN = _register(_preload_zn, _preload_zn_fake)  # noqa: N816 - CATLASS's name
+
+
+# -- attention: examples 23 and 19 ------------------------------------------------------------------------------
+
+
+def _fa(query: Tensor, key: Tensor, value: Tensor, actual_seq_lengths: Tensor, actual_seq_lengths_kv: Tensor,
+        atten_mask: Tensor | None = None, block_table: Tensor | None = None, input_layout: str = "TND",
+        num_heads: int | None = None, num_key_value_heads: int | None = None, sparse_mode: int = 0,
+        coreNum: int = DEFAULT_CORES) -> Tensor:  # noqa: N803
+    """Example 23 (``torch_catlass.flash_attention_infer``): ``query`` (T, N, D), ``key`` / ``value`` a paged cache
+    (blocks, 128, kvHeads, D) with ``block_table`` or a contiguous (T_kv, kvHeads, D) one; ``sparse_mode`` 0 (no
+    mask) or 1 (causal: ``atten_mask`` the 1024 x 1024 0/1 mask, CATLASS's ``triu`` one when None)."""
+    if input_layout != "TND":
+        raise ValueError(f"input_layout: flash_attention_infer supports only 'TND', got {input_layout!r}")
+    if sparse_mode not in (0, 1):
+        raise ValueError(f"sparse_mode: expected 0 (no mask) or 1 (causal), got {sparse_mode}")
+    mask: Any = None if sparse_mode == 0 else ("causal" if atten_mask is None else atten_mask)
+    return ops.flash_attention_infer(query, key, value, actual_seq_lengths=actual_seq_lengths,
+                                     actual_seq_lengths_kv=actual_seq_lengths_kv, block_table=block_table, mask=mask,
+                                     num_heads=num_heads, num_kv_heads=num_key_value_heads, core_num=coreNum)
+
+
+def _fa_fake(query: Tensor, key: Tensor, value: Tensor, actual_seq_lengths: Tensor, actual_seq_lengths_kv: Tensor,
+             atten_mask: Tensor | None = None, block_table: Tensor | None = None, input_layout: str = "TND",
+             num_heads: int | None = None, num_key_value_heads: int | None = None, sparse_mode: int = 0,
+             coreNum: int = DEFAULT_CORES) -> Tensor:  # noqa: N803
+    return query.new_empty(query.shape)
+
+
+_fa.__name__ = _fa_fake.__name__ = "flash_attention_infer"
+flash_attention_infer = _register(_fa, _fa_fake)
+
+
+def _mla(query_nope: Tensor, query_rope: Tensor, key_cache: Tensor, key_rope_cache: Tensor,
+         actual_seq_lengths: Tensor, actual_seq_lengths_kv: Tensor, block_table: Tensor, num_heads: int,
+         num_key_value_heads: int = 1, sparse_mode: int = 0, coreNum: int = DEFAULT_CORES) -> Tensor:  # noqa: N803
+    """Example 19 (``torch_catlass.mla``): ``query_nope`` (T, N, 512), ``query_rope`` (T, N, 64), the paged
+    caches (blocks, 128, 1, 512) and (blocks, 128, 1, 64) through ``block_table``; one KV head and no mask
+    (``sparse_mode`` 0) - the generic kernel's case."""
+    if num_key_value_heads != 1:
+        raise ValueError(f"num_key_value_heads: the MLA kernel has one (latent) KV head, got {num_key_value_heads}")
+    if sparse_mode != 0:
+        raise ValueError(f"sparse_mode: the MLA decode kernel takes no mask (0), got {sparse_mode}")
+    if query_nope.shape[1] != num_heads:
+        raise ValueError(f"num_heads: {num_heads} does not match query_nope's {query_nope.shape[1]} heads")
+    return ops.mla(query_nope, query_rope, key_cache, key_rope_cache, block_table,
+                   actual_seq_lengths=actual_seq_lengths, actual_seq_lengths_kv=actual_seq_lengths_kv, core_num=coreNum)
+
+
+def _mla_fake(query_nope: Tensor, query_rope: Tensor, key_cache: Tensor, key_rope_cache: Tensor,
+              actual_seq_lengths: Tensor, actual_seq_lengths_kv: Tensor, block_table: Tensor, num_heads: int,
+              num_key_value_heads: int = 1, sparse_mode: int = 0, coreNum: int = DEFAULT_CORES) -> Tensor:  # noqa: N803
+    return query_nope.new_empty(query_nope.shape)
+
+
+_mla.__name__ = _mla_fake.__name__ = "mla"
+mla = _register(_mla, _mla_fake)
+
+
 def registered() -> dict[str, Any]:
     """The registered custom ops by name (``torch.ops.catlass_py.<name>`` for each)."""
     return dict(_REGISTERED)
@@ -314,7 +419,9 @@ __all__ = [
     "DEFAULT_CORES",
     "NAMESPACE",
     "basic_matmul",
+    "basic_matmul_preload_zN",
     "batched_matmul",
+    "flash_attention_infer",
     "grouped_matmul",
     "grouped_matmul_slice_k",
     "grouped_matmul_slice_k_per_token_dequant",
@@ -326,6 +433,8 @@ __all__ = [
     "matmul_gelu",
     "matmul_relu",
     "matmul_silu",
+    "mla",
+    "optimized_matmul",
     "quant_matmul",
     "registered",
     "single_core_splitk_matmul",

@@ -27,9 +27,10 @@ from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.mla import assemble
 from catlass_py.data_attention import example19_inputs
 from catlass_py.errors import ArgumentError
-from catlass_py.kernel.mla_tiling import TILING_KVCORENUM
+from catlass_py.kernel.mla_tiling import TILING_KVCORENUM, get_mla_tiling
 from catlass_py.numerics.compare import error_metrics
-from catlass_py.ops.mla import launch_mla, validate_inputs
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.ops.mla import EMBED, EMBED_ROPE, launch_mla, validate_inputs, workspace_sizes
 from catlass_py.runner import ExampleResult, ExampleRun
 
 NAME = "19_mla"
@@ -104,34 +105,66 @@ class _Verdict:
     max_abs_error: float
 
 
-def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
-    """Run the example with CATLASS's arguments (see :func:`parse_args`)."""
+def _reserve(ex: ExampleRun, kernel, a: dict, element: str) -> None:
+    """The memory budget before anything is generated: gen_data's float64 draws and the inputs, their GM copies,
+    O, the workspaces the tiling sizes, the golden step."""
+    tokens, heads, blocks = sum(a["qSeqlenList"]), a["numHeads"], a["numBlocks"]
+    cache = (blocks, a["blockSize"], 1)
+    q_len, kv_len = np.asarray(a["qSeqlenList"], np.int32), np.asarray(a["kvSeqlenList"], np.int32)
+    tiling = get_mla_tiling(a["batch"], heads, EMBED, EMBED_ROPE, blocks, a["blockSize"], 1, q_len, kv_len,
+                            ex.core_num)
+    dtype = np.dtype(get_dtype(element).numpy)
+    inputs = {"q": ((tokens, heads, EMBED), element), "q_rope": ((tokens, heads, EMBED_ROPE), element),
+              "k": ((*cache, EMBED), element), "k_rope": ((*cache, EMBED_ROPE), element),
+              # np.random.uniform's float64 draws (as float32 pairs: the registry has no float64)
+              "generation": ((2 * (tokens * heads + blocks * a["blockSize"]), EMBED + EMBED_ROPE), "float32")}
+    gm = {name: shape_dtype for name, shape_dtype in inputs.items() if name != "generation"}
+    gm["o"] = ((tokens, heads, EMBED), element)
+    ws = workspace_sizes(tokens, heads, ex.core_num, int(tiling[TILING_KVCORENUM]), dtype)
+    ex.reserve(kernel, inputs=inputs, gm=gm, workspace=sum(ws.values()),
+               golden=golden_attention.peak_bytes("mla", tokens=tokens, heads=heads, head_dim=EMBED,
+                                                  max_q=max(a["qSeqlenList"]), max_kv=max(a["kvSeqlenList"]),
+                                                  cache_tokens=blocks * a["blockSize"], elem_bytes=dtype.itemsize))
+
+
+def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult:
+    """Run the example with CATLASS's arguments (see :func:`parse_args`); ``options`` (a
+    :class:`~catlass_py.arch.LaunchParams`) sets the launch's switches (``numerics=False``: timing only),
+    ``config`` holds keywords for :func:`~catlass_py.assemblies.mla.assemble`."""
     a = parse_args(argv)
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
+    element = "bfloat16" if a["dtype"] == "bf16" else "float16"
+    kernel = ex.assemble(assemble, arch, element=element)
+    _reserve(ex, kernel, a, element)
     x = ex.inputs(example19_inputs, a["batch"], tuple(a["qSeqlenList"]), tuple(a["kvSeqlenList"]), a["numHeads"],
                   a["numBlocks"], a["blockSize"], a["dtype"])
     problem = validate_inputs(x.q, x.q_rope, x.k, x.k_rope, x.block_table, x.q_seqlen, x.kv_seqlen)
-    element = "bfloat16" if a["dtype"] == "bf16" else "float16"
-    kernel = assemble(arch, element=element)
     blocks = sum(-(-int(kv) // 128) for kv in x.kv_seqlen)
     obs = ex.observers(blocks)
     with ex.timing():
         o, launch_result, tiling = launch_mla(kernel, problem, x.q, x.q_rope, x.k, x.k_rope, core_num=ex.core_num,
                                               seed=seed, observers=obs, options=options)
+    shape = {"batch": a["batch"], "numHeads": a["numHeads"], "numBlocks": a["numBlocks"], "blockSize": a["blockSize"]}
+    details = {"dtype": a["dtype"], "q_seqlen": a["qSeqlenList"], "kv_seqlen": a["kvSeqlenList"],
+               "kv_split_cores": int(tiling[TILING_KVCORENUM])}
+    if not ex.numerics:  # a timing-only run computes and compares nothing
+        return ex.result(o, None, launch_result=launch_result, shape=shape, details=details)
+    with ex.phase("golden"):
+        return _compare(ex, a, x, o, launch_result, shape, details)
+
+
+def _compare(ex, a, x, o, launch_result, shape, details) -> ExampleResult:
+    """The example's golden (``golden.bin`` / ``cpu_low``) and ``ComputeErrorMetrics`` verdict."""
     high, low = golden_attention.mla(x.q, x.q_rope, x.k, x.k_rope, x.block_table, x.q_seqlen, x.kv_seqlen)
     metrics = error_metrics(o, high, low, mare_threshold=10.0, mere_threshold=2.0, rmse_threshold=2.0)
     exact, _ = golden_attention.mla(x.q, x.q_rope, x.k, x.k_rope, x.block_table, x.q_seqlen, x.kv_seqlen, fp64=True)
     diff = np.abs(o.astype(np.float64) - exact)
     verdict = _Verdict(bool(metrics.passed), 0 if metrics.passed else 1, float(np.abs(o.astype(np.float64) - high).max()))
     result = ex.result(
-        o, verdict, launch_result=launch_result,
-        shape={"batch": a["batch"], "numHeads": a["numHeads"], "numBlocks": a["numBlocks"], "blockSize": a["blockSize"]},
-        details={
-            "dtype": a["dtype"], "q_seqlen": a["qSeqlenList"], "kv_seqlen": a["kvSeqlenList"],
-            "kv_split_cores": int(tiling[TILING_KVCORENUM]), "mare_ratio": metrics.mare_ratio, "mere_ratio": metrics.mere_ratio,
-            "rmse_ratio": metrics.rmse_ratio, "max_abs_error_vs_fp64": float(diff.max()),
-        },
+        o, verdict, launch_result=launch_result, shape=shape,
+        details={**details, "mare_ratio": metrics.mare_ratio, "mere_ratio": metrics.mere_ratio,
+                 "rmse_ratio": metrics.rmse_ratio, "max_abs_error_vs_fp64": float(diff.max())},
     )
     if not metrics.passed:
         result.details["error_metrics"] = str(metrics)

@@ -22,9 +22,9 @@ import numpy as np
 from catlass_py import golden_attention
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.flash_attention_infer import assemble
-from catlass_py.data_attention import example23_inputs
+from catlass_py.data_attention import MASK_SIDE, PAGED_BLOCK_SIZE, example23_inputs, gen_seqlen
 from catlass_py.errors import ArgumentError
-from catlass_py.kernel.fa_infer import q_n_block_tile, q_s_block_tile
+from catlass_py.kernel.fa_infer import FAInferKernel, get_fa_tiling_param, q_n_block_tile, q_s_block_tile
 from catlass_py.numerics.compare import compare_data
 from catlass_py.ops.flash_attention_infer import flash_attention_infer, validate_inputs
 from catlass_py.runner import ExampleResult, ExampleRun
@@ -74,18 +74,45 @@ def parse_args(argv) -> dict:
     return out
 
 
-def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
-    """Run the example with CATLASS's arguments (see :func:`parse_args`)."""
+def _reserve(ex: ExampleRun, kernel, a: dict, element: str) -> None:
+    """The memory budget before anything is generated: gen_data's float64 draws and the inputs, their GM copies,
+    O, the workspaces the tiling sizes, the golden step (the paged cache of ``batch * ceil(max_kv / 128)``
+    blocks, as gen_data.py builds it)."""
+    q_list, kv_list = gen_seqlen(a["qSeqlen"], a["kvSeqlen"], a["isVariedLen"], a["batch"])
+    tokens, heads, kv_heads, d = sum(q_list), a["numHeads"], a["kvHeads"], a["embeddingSize"]
+    blocks = a["batch"] * -(-max(kv_list) // PAGED_BLOCK_SIZE)
+    cache = (blocks, PAGED_BLOCK_SIZE, kv_heads, d)
+    masked = a["maskType"] == 1
+    tiling = get_fa_tiling_param(a["batch"], heads, kv_heads, d, blocks, PAGED_BLOCK_SIZE, int(masked), q_list,
+                                 kv_list, ex.core_num)
+    inputs = {"q": ((tokens, heads, d), element), "k": (cache, element), "v": (cache, element),
+              # np.random.uniform's float64 draws of one cache (as float32 pairs: the registry has no float64)
+              "generation": ((2 * blocks * PAGED_BLOCK_SIZE * kv_heads * d,), "float32")}
+    if masked:
+        inputs["mask"] = ((MASK_SIDE, MASK_SIDE), element)
+    gm = {name: shape_dtype for name, shape_dtype in inputs.items() if name != "generation"}
+    gm["o"] = ((tokens, heads, d), element)
+    ex.reserve(kernel, inputs=inputs, gm=gm, workspace=sum(FAInferKernel.workspace_sizes(tiling).values()),
+               golden=golden_attention.peak_bytes("flash_attention_infer", tokens=tokens, heads=heads, head_dim=d,
+                                                  max_q=max(q_list), max_kv=max(kv_list), kv_heads=kv_heads,
+                                                  elem_bytes=2))
+
+
+def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult:
+    """Run the example with CATLASS's arguments (see :func:`parse_args`); ``options`` (a
+    :class:`~catlass_py.arch.LaunchParams`) sets the launch's switches (``numerics=False``: timing only),
+    ``config`` holds keywords for :func:`~catlass_py.assemblies.flash_attention_infer.assemble`."""
     a = parse_args(argv)
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
+    element = "bfloat16" if a["dtype"] == "bf16" else "float16"
+    kernel = ex.assemble(assemble, arch, element=element)
+    _reserve(ex, kernel, a, element)
     x = ex.inputs(example23_inputs, a["batch"], a["qSeqlen"], a["kvSeqlen"], a["numHeads"], a["kvHeads"],
                   a["embeddingSize"], a["isVariedLen"], a["maskType"], a["dtype"], 1)
     masked = a["maskType"] == 1
     problem = validate_inputs(x.q, x.k, x.v, actual_seq_lengths=x.q_seqlen, actual_seq_lengths_kv=x.kv_seqlen,
                               block_table=x.block_table, mask=x.mask if masked else None)
-    element = "bfloat16" if a["dtype"] == "bf16" else "float16"
-    kernel = assemble(arch, element=element)
     tasks = _task_count(problem)
     obs = ex.observers(tasks)
     with ex.timing():
@@ -93,22 +120,23 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
             x.q, x.k, x.v, actual_seq_lengths=x.q_seqlen, actual_seq_lengths_kv=x.kv_seqlen, block_table=x.block_table,
             mask=x.mask if masked else None, core_num=ex.core_num, seed=seed, observers=obs, options=options,
             kernel=kernel, return_launch=True)
-    expect = golden_attention.flash_attention_infer(x.q, x.k, x.v, x.q_seqlen, x.kv_seqlen, x.block_table, causal=masked)
-    result = compare_data(o, expect.astype(np.float32), a["kvSeqlen"])
-    exact = golden_attention.attention_fp64(x.q, x.k, x.v, x.q_seqlen, x.kv_seqlen, x.block_table, causal=masked)
-    golden_err = np.abs(expect.astype(np.float64) - exact)
-    kernel_err = np.abs(o.astype(np.float64) - exact)
+    shape = {"batch": a["batch"], "qSeqlen": a["qSeqlen"], "kvSeqlen": a["kvSeqlen"], "numHeads": a["numHeads"],
+             "kvHeads": a["kvHeads"], "embeddingSize": a["embeddingSize"]}
+    details = {"dtype": a["dtype"], "mask": "causal" if masked else "none",
+               "q_seqlen": [int(v) for v in x.q_seqlen], "kv_seqlen": [int(v) for v in x.kv_seqlen], "tasks": tasks}
+    if not ex.numerics:  # a timing-only run computes and compares nothing
+        return ex.result(o, None, launch_result=launch_result, shape=shape, details=details)
+    with ex.phase("golden"):
+        expect = golden_attention.flash_attention_infer(x.q, x.k, x.v, x.q_seqlen, x.kv_seqlen, x.block_table,
+                                                        causal=masked)
+        result = compare_data(o, expect.astype(np.float32), a["kvSeqlen"])
+        exact = golden_attention.attention_fp64(x.q, x.k, x.v, x.q_seqlen, x.kv_seqlen, x.block_table, causal=masked)
+        golden_err = np.abs(expect.astype(np.float64) - exact)
+        kernel_err = np.abs(o.astype(np.float64) - exact)
     return ex.result(
-        o, result, launch_result=launch_result,
-        shape={"batch": a["batch"], "qSeqlen": a["qSeqlen"], "kvSeqlen": a["kvSeqlen"], "numHeads": a["numHeads"],
-               "kvHeads": a["kvHeads"], "embeddingSize": a["embeddingSize"]},
-        details={
-            "dtype": a["dtype"], "mask": "causal" if masked else "none",
-            "q_seqlen": [int(v) for v in x.q_seqlen], "kv_seqlen": [int(v) for v in x.kv_seqlen],
-            "tasks": tasks, "rtol": result.rtol,
-            "max_abs_error_vs_fp64": float(kernel_err.max()),
-            "golden_max_abs_error_vs_fp64": float(golden_err.max()),
-        },
+        o, result, launch_result=launch_result, shape=shape,
+        details={**details, "rtol": result.rtol, "max_abs_error_vs_fp64": float(kernel_err.max()),
+                 "golden_max_abs_error_vs_fp64": float(golden_err.max())},
     )
 
 

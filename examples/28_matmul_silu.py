@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from catlass_py.assemblies.matmul_silu import assemble  # noqa: F401 - the assembly --set configures
 from catlass_py.runner import ExampleResult
 
 NAME = "28_matmul_silu"
@@ -25,13 +26,13 @@ _matmul_gelu = importlib.import_module("catlass_py.examples.27_matmul_gelu")
 inputs = _matmul_gelu.inputs  # host data like the C++: A then B = FillRandomData<fp16_t>(-5.0f, 5.0f)
 
 
-def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
+def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult:
     """Run the example with CATLASS's arguments ``m n k [device_id]``.
 
     ``observers`` join the launch; ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches
     (``detect_races``, ``preempt_on_set``); ``seed`` overrides ``options.seed``."""
     return _matmul_gelu.run_activation(NAME, "silu", argv, cores=cores, seed=seed, observers=observers,
-                                       progress=progress, options=options)
+                                       progress=progress, options=options, config=config)
 
 
 if __name__ == "__main__":

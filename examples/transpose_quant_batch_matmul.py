@@ -29,6 +29,7 @@ from catlass_py.kernel.transpose_quant_batch_matmul import (
 )
 from catlass_py.ops.transpose_quant_batch_matmul import make_inputs, validate_inputs
 from catlass_py.runner import ExampleResult, ExampleRun, parse_int, short_dtype, to_device
+from catlass_py.virtual import virtual_array
 
 NAME = "transpose_quant_batch_matmul"
 USAGE = "m k n batch [e4m3|e5m2] [fp16|bf16] [012|021] (or: test1 | test3)"
@@ -65,32 +66,45 @@ def parse_args(argv) -> tuple[int, int, int, int, str, str, tuple]:
     return m, k, n, batch, in_dtype, out_dtype, perm
 
 
-def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
+def shape_only_inputs(m: int, k: int, n: int, batch: int, in_dtype: str, perm_x2) -> tuple:
+    """Shape-only operands of :func:`make_inputs`' shapes and dtypes (a timing-only run): x1 [M, B, K], x2
+    [B, K, N] or [B, N, K] (fp8), the E8M0 scales as uint8 [M, B, K/64, 2] and [B, K/64, N, 2] or [B, N, K/64, 2]."""
+    fp8 = getattr(ml_dtypes, in_dtype)
+    x2_shape = (batch, k, n) if perm_x2 == PERM_ND else (batch, n, k)
+    s2_shape = (batch, k // 64, n, 2) if perm_x2 == PERM_ND else (batch, n, k // 64, 2)
+    return (virtual_array((m, batch, k), fp8), virtual_array(x2_shape, fp8),
+            virtual_array((m, batch, k // 64, 2), np.uint8), virtual_array(s2_shape, np.uint8))
+
+
+def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult:
     """Run with ``m k n batch [e4m3|e5m2] [fp16|bf16] [012|021]`` (or ``test1`` / ``test3``).
 
     ``observers`` join the launch; ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches;
     ``seed`` overrides ``options.seed``."""
     m, k, n, batch, in_dtype, out_dtype, perm_x2 = parse_args(argv)
     arch = ASCEND_950
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
     if k % 64:
         raise ArgumentError(f"k: must be a multiple of 64, got {k}")
-    kernel = assemble(in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2, arch=arch)
+    kernel = ex.assemble(assemble, arch, in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2)
     ex.reserve(kernel, inputs={"x1": ((m, batch, k), in_dtype), "x2": ((batch, k, n), in_dtype),
                                "x1_scale": ((m, batch, k // 32), "uint8"), "x2_scale": ((batch, k // 32, n), "uint8"),
                                "generation": ((max(m * batch * k, batch * k * n),), "float32")},
                gm={"out": ((m, batch, n), out_dtype)},
                golden=golden.peak_bytes("transpose_quant_batch_matmul", batch=batch, m=m, n=n, k=k))
-    x1, x2, x1_scale, x2_scale = ex.inputs(make_inputs, m, k, n, batch, in_dtype=in_dtype, out_dtype=out_dtype,
-                                             perm_x2=perm_x2)
+    if ex.numerics:
+        x1, x2, x1_scale, x2_scale = ex.inputs(make_inputs, m, k, n, batch, in_dtype=in_dtype, out_dtype=out_dtype,
+                                                 perm_x2=perm_x2)
+    else:  # timing-only: shape-only operands of make_inputs' shapes and dtypes
+        x1, x2, x1_scale, x2_scale = shape_only_inputs(m, k, n, batch, in_dtype, perm_x2)
     validate_inputs(x1, x2, x1_scale, x2_scale, (1, 0, 2), perm_x2, (1, 0, 2), out_dtype)
 
     # Device buffers: inputs read-only (scales as E8M0 bytes), the output zeroed.
     gm = {name: to_device(name, x, dtype=dt)
           for name, x, dt in (("x1", x1, in_dtype), ("x2", x2, in_dtype), ("x1_scale", x1_scale, "float8_e8m0fnu"),
                               ("x2_scale", x2_scale, "float8_e8m0fnu"))}
-    host_out = np.zeros((m, batch, n), dtype=np.float16 if out_dtype == "float16" else ml_dtypes.bfloat16)
+    host_out = ex.zeros((m, batch, n), np.float16 if out_dtype == "float16" else ml_dtypes.bfloat16)
     gm_out = to_device("out", host_out, read_only=False, dtype=out_dtype)
 
     params = TransposeQuantBatchMatmulParams(m, batch, k, n, gm["x1"], gm["x2"], gm["x1_scale"], gm["x2_scale"], gm_out)
@@ -98,6 +112,12 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     with ex.timing():
         launch_result = launch(kernel, params, core_num, arch=arch, seed=seed, observers=obs, options=options)
 
+    shape = {"m": m, "k": k, "n": n, "batch": batch}
+    if not ex.numerics:
+        return ex.result(host_out, None, shape=shape, launch_result=launch_result,
+                         details={"in_dtype": in_dtype, "out_dtype": out_dtype, "perm_x2": list(perm_x2),
+                                  "total_blocks": kernel.block_count(m, batch, n),
+                                  "tile_shape": list(kernel.tile_shape)})
     with ex.phase("golden"):
         expect = golden.transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, perm_x2=perm_x2,
                                                      out_dtype=out_dtype)
@@ -110,7 +130,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
         example=NAME, passed=errors == 0, error_count=errors,
         max_abs_error=float(np.nanmax(diff)) if diff.size else 0.0, seconds=ex.seconds,
         blocks_per_core=ex.report.blocks_per_core(),
-        shape={"m": m, "k": k, "n": n, "batch": batch}, cores=core_num,
+        shape=shape, cores=core_num,
         details={
             "in_dtype": in_dtype,
             "out_dtype": out_dtype,

@@ -46,8 +46,12 @@ class CoreContext:
     """
 
     def __init__(self, arch, core: CoreId, block_num: int, bus: ObserverBus, launch: "_Launch | None" = None,
-                 *, poison: int = 0xFF, check_intra_core_flags: bool = True, editor: SyncEditor | None = None):
+                 *, poison: int = 0xFF, check_intra_core_flags: bool = True, editor: SyncEditor | None = None,
+                 numerics: bool = True):
         self.arch = arch
+        #: False on a timing-only launch (``LaunchParams(numerics=False)``): tile operations publish their
+        #: events and check bounds but skip their data work
+        self.numerics = numerics
         self.core = core
         self.block_num = block_num
         self.bus = bus

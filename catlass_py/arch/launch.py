@@ -120,7 +120,7 @@ class _Launch:
         return CoreContext(
             self.arch, core, block_dim, self.bus, self,
             poison=self.options.poison, check_intra_core_flags=self.options.check_intra_core_flags,
-            editor=self.editor,
+            editor=self.editor, numerics=self.options.numerics,
         )
 
     def cube_l1(self, ai_core: int):

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from catlass_py.errors import AlignmentError, ArgumentError, CapacityError, ConfigError, OutOfBoundsError
+from catlass_py.errors import AlignmentError, ArgumentError, CapacityError, ConfigError, NoDataError, OutOfBoundsError
 from catlass_py.numerics.dtypes import DType, get_dtype
+from catlass_py.virtual import is_virtual
 
 if TYPE_CHECKING:  # pragma: no cover
     from catlass_py.arch.context import CoreContext
@@ -57,17 +58,22 @@ def _typed(raw: np.ndarray, dtype: DType, count: int) -> np.ndarray:
 class GlobalBuffer:
     """One allocation of device global memory (an ``aclrtMalloc`` block) holding raw bytes.
 
-    Built from a host array without copying (:meth:`from_array`) or allocated (:meth:`empty`).
-    A read-only buffer refuses writes with :class:`OutOfBoundsError`.
+    Built from a host array without copying (:meth:`from_array`), allocated (:meth:`empty`: the bytes are made on
+    first use, so a buffer a timing-only run never reads or writes costs nothing) or shape-only
+    (:meth:`virtual`: a size and bounds, no bytes; what a timing-only run gives its operands). A read-only buffer
+    refuses writes with :class:`OutOfBoundsError`; asking a virtual buffer for bytes raises :class:`NoDataError`.
     """
 
-    __slots__ = ("name", "raw", "read_only", "id", "_host", "__weakref__")
+    __slots__ = ("name", "_raw", "_nbytes", "_fill", "read_only", "id", "_host", "__weakref__")
 
-    def __init__(self, name: str, raw: np.ndarray, read_only: bool = False, host: np.ndarray | None = None):
-        if raw.dtype != np.uint8 or raw.ndim != 1:
+    def __init__(self, name: str, raw: np.ndarray | None, read_only: bool = False, host: np.ndarray | None = None,
+                 *, nbytes: int | None = None, fill: int | None = None):
+        if raw is not None and (raw.dtype != np.uint8 or raw.ndim != 1):
             raise ArgumentError(f"GlobalBuffer {name!r}: raw storage must be a 1-D uint8 array")
         self.name = name
-        self.raw = raw
+        self._raw = raw
+        self._nbytes = raw.size if raw is not None else int(nbytes)
+        self._fill = fill
         self.read_only = read_only
         self.id = next_buffer_id()
         self._host = host
@@ -75,7 +81,10 @@ class GlobalBuffer:
     @classmethod
     def from_array(cls, array: np.ndarray, name: str, *, read_only: bool = False) -> "GlobalBuffer":
         """Wrap a host array's bytes. A read-only buffer never writes the array; a writable one writes it
-        in place (pass a copy if the caller's array must stay untouched)."""
+        in place (pass a copy if the caller's array must stay untouched). A shape-only array
+        (:class:`~catlass_py.virtual.VirtualArray`) gives a :meth:`virtual` buffer of its size."""
+        if is_virtual(array):
+            return cls.virtual(array.size * array.dtype.itemsize, name, read_only=read_only)
         arr = np.ascontiguousarray(array)
         raw = arr.reshape(-1).view(np.uint8)
         if read_only:
@@ -85,15 +94,42 @@ class GlobalBuffer:
 
     @classmethod
     def empty(cls, nbytes: int, name: str, *, fill: int | None = 0xFF) -> "GlobalBuffer":
-        """Allocate ``nbytes`` of device memory, filled with ``fill`` (None leaves numpy's empty memory)."""
+        """Allocate ``nbytes`` of device memory, filled with ``fill`` (None leaves numpy's empty memory). The bytes
+        are allocated when first used (a timing-only run that never touches them allocates nothing)."""
         if nbytes < 0:
             raise ArgumentError(f"GlobalBuffer {name!r}: nbytes must be >= 0, got {nbytes}")
-        raw = np.empty(nbytes, np.uint8) if fill is None else np.full(nbytes, fill, np.uint8)
-        return cls(name, raw)
+        return cls(name, None, nbytes=nbytes, fill=-1 if fill is None else fill)
+
+    @classmethod
+    def virtual(cls, nbytes: int, name: str, *, read_only: bool = False) -> "GlobalBuffer":
+        """A shape-only buffer of ``nbytes``: bounds-checked like any other, but without bytes (reading or
+        writing its values raises :class:`NoDataError`). Timing-only runs use it for their operands."""
+        if nbytes < 0:
+            raise ArgumentError(f"GlobalBuffer {name!r}: nbytes must be >= 0, got {nbytes}")
+        return cls(name, None, read_only, nbytes=nbytes)
+
+    @property
+    def is_virtual(self) -> bool:
+        """True for a shape-only buffer (:meth:`virtual`)."""
+        return self._raw is None and self._fill is None
+
+    @property
+    def raw(self) -> np.ndarray:
+        """The bytes (allocated on first use for :meth:`empty`)."""
+        raw = self._raw
+        if raw is None:
+            if self._fill is None:
+                raise NoDataError(f"GM buffer {self.name!r} is shape-only ({self._nbytes} B, a timing-only run's "
+                                  "operand): it has no bytes to read or write")
+            raw = np.empty(self._nbytes, np.uint8)
+            if self._fill >= 0:
+                raw.fill(self._fill)
+            self._raw = raw
+        return raw
 
     @property
     def nbytes(self) -> int:
-        return self.raw.size
+        return self._nbytes
 
     def tensor(self, dtype) -> "GlobalTensor":
         """A :class:`GlobalTensor` of ``dtype`` at the start of this buffer (``SetGlobalBuffer``)."""
@@ -101,7 +137,8 @@ class GlobalBuffer:
 
     def __repr__(self) -> str:
         ro = ", read-only" if self.read_only else ""
-        return f"GlobalBuffer({self.name!r}, {self.nbytes} B{ro})"
+        virtual = ", shape-only" if self.is_virtual else ""
+        return f"GlobalBuffer({self.name!r}, {self.nbytes} B{ro}{virtual})"
 
 
 class GlobalTensor:
@@ -330,11 +367,24 @@ class LocalTensor:
         if count is None:
             count = self.count
         elif count > self.count:
+            self.check(count)
+        return self.arena.typed_view(self.byte_offset, self.dtype, count)
+
+    def check(self, count: int) -> None:
+        """The capacity check of :meth:`view` without touching the bytes (timing-only runs): raise
+        :class:`CapacityError` when ``count`` elements do not fit this view."""
+        if count > self.count:
             raise CapacityError(
                 f"{self.arena._where()}: {count} {self.dtype} elements requested from a {self.count}-element view "
                 f"at byte {self.byte_offset}"
             )
-        return self.arena.typed_view(self.byte_offset, self.dtype, count)
+
+    @property
+    def computes(self) -> bool:
+        """Whether tile operations on this tensor do their data work: False on a core of a timing-only launch
+        (``LaunchParams(numerics=False)``), where they publish their instruction events only."""
+        ctx = self.arena.ctx
+        return ctx is None or ctx.numerics
 
     def access(self, start: int = 0, length: int | None = None, stride: int = 0, count: int = 1) -> "MemAccess":
         """The bytes of ``count`` runs of ``length`` elements every ``stride`` elements from element ``start``

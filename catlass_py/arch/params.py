@@ -47,6 +47,15 @@ class LaunchParams:
     """A :class:`~catlass_py.arch.mutation.Mutation` applied to the synchronisation calls of its sites (mutation
     testing of the checks; delayed waits need instruction events, e.g. ``detect_races=True``)."""
 
+    numerics: bool = True
+    """Do the numbers. ``False`` runs a timing-only launch: every core runs its control flow, synchronisation and
+    instruction stream exactly as in a full run (the same events, access declarations, bounds and capacity
+    checks, so the same cost-model prediction), but the tile operations skip their data work (the arrays they
+    would compute or copy), local buffers are never allocated and GM operands may be shape-only
+    (:meth:`~catlass_py.arch.memory.GlobalBuffer.virtual`). Scalar reads that steer control flow
+    (``GetValue`` of a group list) still read real GM. Outputs are left untouched. For shapes too large to
+    simulate numerically (``catlass-py run --predict-only``)."""
+
     allow_unpaired_flags: bool = False
     """Accept flag sets no wait consumed by the end of the launch (listed in ``LaunchResult``) instead of
     raising :class:`UnpairedFlagError`."""
@@ -71,3 +80,5 @@ class LaunchParams:
             raise ArgumentError(f"poison: expected a byte value 0..255, got {self.poison!r}")
         if self.memory_limit is not None and (not is_int(self.memory_limit) or self.memory_limit < 1):
             raise ArgumentError(f"memory_limit: expected None or a byte count >= 1, got {self.memory_limit!r}")
+        if not isinstance(self.numerics, bool):
+            raise ArgumentError(f"numerics: expected True or False, got {self.numerics!r}")

@@ -8,14 +8,15 @@ Used by ``examples/21_basic_matmul_preload_zN.py`` and :mod:`catlass_py.ops.basi
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Element, Layout, Swizzle, TileShape
 from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2Preload
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import BasicMatmulPreload
 from catlass_py.layout import RowMajor, zN
 
 
-def assemble(arch=ATLAS_A2, *, layout_b=zN, element="float16", swizzle=(3, 0), l1_tile=(128, 256, 256),
-             l0_tile=(128, 256, 64)):
+def assemble(arch=ATLAS_A2, *, layout_b: Layout = zN, element: Element = "float16", swizzle: Swizzle = (3, 0),
+             l1_tile: TileShape = (128, 256, 256), l0_tile: TileShape = (128, 256, 64)):
     """Build the kernel like the C++ example. ``layout_b``: zN (the example; the C++ comment: "B not transposed
     uses zN, transposed nZ"), nZ, or RowMajor / ColumnMajor (CATLASS's optimisation guide times the example
     with a row-major B, ``docs/zh/1_Practice/11_matmul_optimization.md``); ``element`` float16 or bfloat16;

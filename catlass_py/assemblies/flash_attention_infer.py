@@ -8,6 +8,7 @@ Used by ``examples/23_flash_attention_infer.py`` and :mod:`catlass_py.ops.flash_
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Element, Flag, TileShape
 from catlass_py.epilogue import BlockEpilogue
 from catlass_py.epilogue.dispatch_policy_attention import EpilogueAtlasA2OnlineSoftmax, EpilogueAtlasA2RescaleO
 from catlass_py.gemm import GemmShape, GemmType
@@ -22,9 +23,13 @@ from catlass_py.kernel.fa_infer import FAInferKernel
 from catlass_py.layout import ColumnMajor, RowMajor
 
 
-def assemble(arch=ATLAS_A2, *, element="float16", paged_cache=True, enable_unit_flag=False):
+def assemble(arch=ATLAS_A2, *, element: Element = "float16", paged_cache: Flag = True, enable_unit_flag: Flag = False,
+             l1_tile: TileShape = (128, 128, 128), l0_tile: TileShape | None = None):
     """Build ``FAInferFp16`` / ``FAInferBf16``'s kernel like the C++ (``element`` 'float16' or 'bfloat16';
-    ``paged_cache`` and ``enable_unit_flag`` are the blocks' template flags, the example's ``<true, false>``)."""
+    ``paged_cache`` and ``enable_unit_flag`` are the blocks' template flags, the example's ``<true, false>``;
+    ``l1_tile`` / ``l0_tile`` the blocks' ``L1TileShape`` / ``L0TileShape``, None: L1's. The blocks accept only
+    128 x 128 x 128, the KV and head-dimension split of the kernel: the keywords exist so that the rule is
+    checked where the C++ states it)."""
     # 1. Element types and layouts: Q, P, V, O RowMajor; K ColumnMajor (K^T); S, O_tmp fp32.
     q_type = GemmType(element, RowMajor)
     k_type = GemmType(element, ColumnMajor)
@@ -36,8 +41,8 @@ def assemble(arch=ATLAS_A2, *, element="float16", paged_cache=True, enable_unit_
     o_type = GemmType(element, RowMajor)
     update_type = GemmType("float32", RowMajor)
     # 2. Tiles: L1TileShape::K must be the embedding size (128); L0 = L1.
-    l1_tile_shape = GemmShape(128, 128, 128)
-    l0_tile_shape = l1_tile_shape
+    l1_tile_shape = GemmShape(*l1_tile)
+    l0_tile_shape = l1_tile_shape if l0_tile is None else GemmShape(*l0_tile)
     # 3. Q K^T and its masked-tail variant.
     block_mmad_qk = BlockMmad(MmadAtlasA2FAIQK(paged_cache, enable_unit_flag, arch=arch), l1_tile_shape,
                               l0_tile_shape, q_type, k_type, s_type)

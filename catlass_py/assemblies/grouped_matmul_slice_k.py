@@ -7,23 +7,30 @@ Used by ``examples/05_grouped_matmul_slice_k.py`` and :mod:`catlass_py.ops.group
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Count, Element, Flag, Policy, Swizzle, TileShape
 from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2PreloadAsync
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import GroupedMatmulSliceK
 from catlass_py.layout import ColumnMajor, RowMajor
 
 
-def assemble(arch=ATLAS_A2, *, element="float16", out_element=None, dispatch_policy=None, swizzle=(3, 1)):
+def assemble(arch=ATLAS_A2, *, element: Element = "float16", out_element: Element | None = None,
+             dispatch_policy: Policy | None = None, swizzle: Swizzle = (3, 1),
+             l1_tile: TileShape = GemmShape(128, 256, 256), l0_tile: TileShape = GemmShape(128, 256, 64),
+             preload_stages: Count = 1, l1_stages: Count = 2, l0a_stages: Count = 4, l0b_stages: Count = 2,
+             l0c_stages: Count = 1, enable_unit_flag: Flag | None = None, enable_shuffle_k: Flag = True):
     """Build the kernel like the C++ example; keywords swap the element (unit flag off for int8), C's element,
-    the dispatch policy and the swizzle."""
+    the swizzle, the tile shapes and the template constants of the default dispatch policy (stages, flags);
+    ``dispatch_policy`` replaces that policy as a whole."""
     # 1. Dispatch policy: preload 1, 2 L1 stages, 4 L0A / 2 L0B stages, 1 L0C stage, unit flag, shuffle-K.
     if dispatch_policy is None:
         dispatch_policy = MmadAtlasA2PreloadAsync(
-            preload_stages=1, l1_stages=2, l0a_stages=4, l0b_stages=2, l0c_stages=1,
-            enable_unit_flag=element != "int8", enable_shuffle_k=True, arch=arch)
+            preload_stages=preload_stages, l1_stages=l1_stages, l0a_stages=l0a_stages, l0b_stages=l0b_stages,
+            l0c_stages=l0c_stages, enable_unit_flag=element != "int8" if enable_unit_flag is None else enable_unit_flag,
+            enable_shuffle_k=enable_shuffle_k, arch=arch)
     # 2. Tile shapes.
-    l1_tile_shape = GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(128, 256, 64)
+    l1_tile_shape = GemmShape(*l1_tile)
+    l0_tile_shape = GemmShape(*l0_tile)
     # 3. Operand types: A column-major [m, K], B row-major [K, n], C row-major [m, n] per group.
     if out_element is None:
         out_element = "int32" if element == "int8" else element

@@ -10,6 +10,7 @@ Used by ``examples/10_grouped_matmul_slice_m_per_token_dequant.py`` and
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Count, Element, Flag, Policy, Swizzle, TileShape
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2PerTokenDequant, EpilogueHorizontalTileSwizzle
 from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2PreloadAsyncWithCallback
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
@@ -25,23 +26,28 @@ from catlass_py.tile import (
 )
 
 
-def assemble(arch=ATLAS_A2, *, out_dtype="bfloat16", dispatch_policy=None, workspace_stages=2, ub_stages=2):
+def assemble(arch=ATLAS_A2, *, out_dtype: Element = "bfloat16", dispatch_policy: Policy | None = None,
+             workspace_stages: Count = 2, ub_stages: Count = 2, l1_tile: TileShape = GemmShape(128, 256, 512),
+             l0_tile: TileShape = GemmShape(128, 256, 128), swizzle: Swizzle = (3, 0), preload_stages: Count = 1,
+             l1_stages: Count = 2, l0a_stages: Count = 2, l0b_stages: Count = 2, l0c_stages: Count = 1,
+             enable_shuffle_k: Flag = True):
     """Build the kernel exactly like the C++ example (types and policies are plain Python values).
 
     The keywords swap template parameters: ``out_dtype`` ('bfloat16' or 'float16', the type of D and of
-    both scales), the BlockMmad ``dispatch_policy``, ``workspace_stages`` and the epilogue's ``ub_stages``.
+    both scales), ``workspace_stages``, the epilogue's ``ub_stages``, the tile shapes, the swizzle and the
+    template constants of the default dispatch policy; ``dispatch_policy`` replaces that policy as a whole.
     """
     # 1. Architecture and block-level dispatch policy: preload 1 L1 tile ahead, 2 L1 / 2 L0A / 2 L0B stages,
     #    1 L0C stage, no unit flag, shuffle-K on.
     arch_tag = arch
     if dispatch_policy is None:
         dispatch_policy = MmadAtlasA2PreloadAsyncWithCallback(
-            preload_stages=1, l1_stages=2, l0a_stages=2, l0b_stages=2, l0c_stages=1,
-            enable_unit_flag=False, enable_shuffle_k=True, arch=arch_tag,
+            preload_stages=preload_stages, l1_stages=l1_stages, l0a_stages=l0a_stages, l0b_stages=l0b_stages,
+            l0c_stages=l0c_stages, enable_unit_flag=False, enable_shuffle_k=enable_shuffle_k, arch=arch_tag,
         )
     # 2. Tile shapes: a block is 128 x 256 of C; L1 holds K = 512 of it, L0 K = 128.
-    l1_tile_shape = GemmShape(128, 256, 512)
-    l0_tile_shape = GemmShape(128, 256, 128)
+    l1_tile_shape = GemmShape(*l1_tile)
+    l0_tile_shape = GemmShape(*l0_tile)
     # 3. Operand types: int8 A [m, k] and B [k, n] row-major, int32 C blocks in the workspace.
     a_type = GemmType("int8", RowMajor)
     b_type = GemmType("int8", RowMajor)
@@ -69,7 +75,7 @@ def assemble(arch=ATLAS_A2, *, out_dtype="bfloat16", dispatch_policy=None, works
     )
 
     # 6. Block scheduler: strips of 3 block-rows, walking down first.
-    block_scheduler = GemmIdentityBlockSwizzle(3, 0)
+    block_scheduler = GemmIdentityBlockSwizzle(*swizzle)
 
     # 7. Kernel: 2 workspace stages per AI core, int64 group list.
     return GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace(

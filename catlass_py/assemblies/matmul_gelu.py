@@ -8,6 +8,7 @@ Used by ``examples/27_matmul_gelu.py`` and :mod:`catlass_py.ops.matmul_gelu`.
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Count, Element, Flag, Layout, TileOp, TileShape
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2ElemWiseNoSource
 from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2Pingpong
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
@@ -17,16 +18,20 @@ from catlass_py.tile import EpilogueTileCopy
 from catlass_py.tile.vector_elementwise import TileElemWiseGelu
 
 
-def assemble(arch=ATLAS_A2, *, swizzle_direction=0, element="float16", out_dtype="float16", layout_a=RowMajor,
-             layout_b=RowMajor, compute_length=16384, activation=TileElemWiseGelu):
+def assemble(arch=ATLAS_A2, *, swizzle_direction: Count = 0, element: Element = "float16",
+             out_dtype: Element = "float16", layout_a: Layout = RowMajor, layout_b: Layout = RowMajor,
+             compute_length: Count = 16384, activation: TileOp = TileElemWiseGelu,
+             l1_tile: TileShape = GemmShape(128, 256, 256), l0_tile: TileShape = GemmShape(128, 256, 64),
+             swizzle_offset: Count = 3, enable_unit_flag: Flag = True):
     """Build the kernel like the C++ example. ``swizzle_direction`` is 0 when m > n, else 1 (the C++ picks
     one of two instantiations at runtime); ``element`` is the type of A and B, ``out_dtype`` of D;
     ``layout_a``/``layout_b`` swap operand layouts; ``compute_length`` is the epilogue's UB length;
-    ``activation`` is the epilogue's element-wise tile op (example 28 passes ``TileElemWiseSilu``)."""
+    ``activation`` is the epilogue's element-wise tile op (example 28 passes ``TileElemWiseSilu``); the tile
+    shapes, the swizzle offset and the ping-pong policy's unit flag are the C++'s template constants."""
     # 1. Block-level MMAD: ping-pong with the unit flag, L1 128x256x256, L0 128x256x64, fp32 C.
-    dispatch_policy = MmadAtlasA2Pingpong(enable_unit_flag=True, arch=arch)
-    l1_tile_shape = GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(128, 256, 64)
+    dispatch_policy = MmadAtlasA2Pingpong(enable_unit_flag=enable_unit_flag, arch=arch)
+    l1_tile_shape = GemmShape(*l1_tile)
+    l0_tile_shape = GemmShape(*l0_tile)
     a_type = GemmType(element, layout_a)
     b_type = GemmType(element, layout_b)
     c_type = GemmType("float32", RowMajor)
@@ -40,7 +45,7 @@ def assemble(arch=ATLAS_A2, *, swizzle_direction=0, element="float16", out_dtype
     block_epilogue = BlockEpilogue(epilogue_policy, c_type, d_type, tile_elem_wise_epilogue, epilogue_tile_copy)
 
     # 3. Block scheduler: strips of 3 blocks, walking down (m > n) or right (m <= n) first.
-    block_scheduler = GemmIdentityBlockSwizzle(3, swizzle_direction)
+    block_scheduler = GemmIdentityBlockSwizzle(swizzle_offset, swizzle_direction)
 
     # 4. Kernel.
     return MatmulActivation(block_mmad, block_epilogue, block_scheduler)

@@ -8,6 +8,7 @@ Used by ``examples/26_matmul_relu.py`` and :mod:`catlass_py.ops.matmul_relu`.
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Element, Flag, Layout, Policy, Swizzle, TileShape
 from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2Preload
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import OptimizedMatmul, PaddingMatrixBlockND
@@ -26,19 +27,29 @@ def padding_needed(m: int, n: int, k: int, element="float16", layout_a=RowMajor,
             is_need_padding(layout_b.make_layout(element, k, n), align))
 
 
-def assemble(arch=ATLAS_A2, *, padding_a=False, padding_b=False, swizzle=(3, 0), element="float16",
-             layout_a=RowMajor, layout_b=ColumnMajor, out_element=None, dispatch_policy=None, relu=True):
+def assemble(arch=ATLAS_A2, *, padding_a: Flag = False, padding_b: Flag = False, swizzle: Swizzle = (3, 0),
+             element: Element = "float16", layout_a: Layout = RowMajor, layout_b: Layout = ColumnMajor,
+             out_element: Element | None = None, dispatch_policy: Policy | None = None, relu: Flag = True,
+             l1_tile: TileShape | None = None, l0_tile: TileShape | None = None, enable_unit_flag: Flag | None = None,
+             enable_shuffle_k: Flag = True):
     """Build one of the example's kernels: ``padding_a``/``padding_b`` select the PADDING_BLOCK_ND prologue
     of each operand, ``swizzle`` the scheduler (see :func:`padding_needed`). Keywords
-    swap template parameters: element (unit flag off for int8), layouts, C's element, the dispatch policy,
-    and ``relu=False`` for the plain TileCopy (CATLASS example 06's assembly)."""
+    swap template parameters: element (unit flag off for int8), layouts, C's element, the dispatch policy
+    (default ``MmadAtlasA2Preload`` with ``enable_unit_flag`` and ``enable_shuffle_k``), the tile shapes (None:
+    the C++'s, by the layouts), and ``relu=False`` for the plain TileCopy (CATLASS example 06's assembly)."""
     # 1. Dispatch policy: Preload with unit flag and shuffle-K.
     if dispatch_policy is None:
-        dispatch_policy = MmadAtlasA2Preload(enable_unit_flag=element != "int8", enable_shuffle_k=True, arch=arch)
+        unit_flag = element != "int8" if enable_unit_flag is None else enable_unit_flag
+        dispatch_policy = MmadAtlasA2Preload(enable_unit_flag=unit_flag, enable_shuffle_k=enable_shuffle_k,
+                                             arch=arch)
     # 2. Tile shapes: 256 x 128 blocks when both operands are column-major, else 128 x 256.
     both_cm = layout_a is ColumnMajor and layout_b is ColumnMajor
-    l1_tile_shape = GemmShape(256, 128, 256) if both_cm else GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(256, 128, 64) if both_cm else GemmShape(128, 256, 64)
+    if l1_tile is None:
+        l1_tile = (256, 128, 256) if both_cm else (128, 256, 256)
+    if l0_tile is None:
+        l0_tile = (256, 128, 64) if both_cm else (128, 256, 64)
+    l1_tile_shape = GemmShape(*l1_tile)
+    l0_tile_shape = GemmShape(*l0_tile)
     # 3. Padding prologues (PaddingBuilder<PADDING_BLOCK_ND, ...>: PaddingMatrixBlockND with 96 KiB UB buffers)
     #    and the layouts the cube then reads (PaddingRowMajor / PaddingColumnMajor; unchanged without padding).
     compute_length = 96 * 1024 * 8 // GemmType(element, RowMajor).element.bits

@@ -9,6 +9,7 @@ Used by ``examples/19_mla.py`` and :mod:`catlass_py.ops.mla`.
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Count, Element, TileShape
 from catlass_py.epilogue import BlockEpilogue
 from catlass_py.epilogue.dispatch_policy_attention import (
     EpilogueAtlasA2MLAFDRescaleO,
@@ -22,9 +23,12 @@ from catlass_py.kernel.mla import MLAKernel
 from catlass_py.layout import ColumnMajor, RowMajor
 
 
-def assemble(arch=ATLAS_A2, *, element="float16", compute_ele_num=6144):
+def assemble(arch=ATLAS_A2, *, element: Element = "float16", compute_ele_num: Count = 6144,
+             l1_tile: TileShape = (128, 128, 576), l0_tile: TileShape | None = None):
     """Build ``MLA<Dtype>``'s kernel like the C++ (``element`` 'float16' or 'bfloat16'; ``compute_ele_num`` the
-    flash-decoding epilogue's ``COMPUTE_ELE_NUM``)."""
+    flash-decoding epilogue's ``COMPUTE_ELE_NUM``; ``l1_tile`` / ``l0_tile`` the blocks' ``L1TileShape`` /
+    ``L0TileShape``, None: L1's. The blocks accept only 128 x 128 x 576, the 512 + 64 head dimensions: the
+    keywords exist so that the rule is checked where the C++ states it)."""
     # 1. Types: Q, P, V, O RowMajor; K ColumnMajor (K^T); S, O_tmp, the update and lse fp32.
     q_type = GemmType(element, RowMajor)
     k_type = GemmType(element, ColumnMajor)
@@ -36,8 +40,8 @@ def assemble(arch=ATLAS_A2, *, element="float16", compute_ele_num=6144):
     o_type = GemmType(element, RowMajor)
     update_type = GemmType("float32", RowMajor)
     # 2. Tiles: L1TileShape::K is the 512 + 64 head dimensions; L0 = L1.
-    l1_tile_shape = GemmShape(128, 128, 576)
-    l0_tile_shape = l1_tile_shape
+    l1_tile_shape = GemmShape(*l1_tile)
+    l0_tile_shape = l1_tile_shape if l0_tile is None else GemmShape(*l0_tile)
     # 3. [Q, Q_rope] [K, K_rope]^T.
     block_mmad_qk = BlockMmad(MmadAtlasA2MLAQK(arch=arch), l1_tile_shape, l0_tile_shape, q_type, k_type, s_type)
     # 4. Online softmax of one S tile.

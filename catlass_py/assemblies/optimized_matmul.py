@@ -8,6 +8,7 @@ Used by ``examples/06_optimized_matmul.py`` and :mod:`catlass_py.ops.optimized_m
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Element, Flag, Layout, Swizzle, TileShape
 from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2Preload
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import OptimizedMatmul, PaddingBuilder, PaddingTag
@@ -26,8 +27,9 @@ def padding_needed(m: int, n: int, k: int, element="float16", layout_a=RowMajor,
             is_need_padding(layout_b.make_layout(element, k, n), align))
 
 
-def assemble(arch=ATLAS_A2, *, padding_a=False, padding_b=False, swizzle=(3, 0), element="float16",
-             layout_a=RowMajor, layout_b=ColumnMajor, l1_tile=None, l0_tile=None):
+def assemble(arch=ATLAS_A2, *, padding_a: Flag = False, padding_b: Flag = False, swizzle: Swizzle = (3, 0),
+             element: Element = "float16", layout_a: Layout = RowMajor, layout_b: Layout = ColumnMajor,
+             l1_tile: TileShape | None = None, l0_tile: TileShape | None = None):
     """Build one of the example's kernels: ``padding_a``/``padding_b`` select the ``PADDING_NZ`` prologue of each
     operand (the C++ pads a row- or column-major operand, never a zN/nZ one), ``swizzle`` the scheduler (the C++:
     ``<3,0>`` when m > n, else ``<3,1>``; see :func:`padding_needed`). Keywords swap template parameters: the

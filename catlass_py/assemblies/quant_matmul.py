@@ -7,6 +7,7 @@ Used by ``examples/12_quant_matmul.py`` and :mod:`catlass_py.ops.quant_matmul`.
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Count, Element, Flag, Layout, TileShape
 from catlass_py.epilogue import BlockEpilogue, EpilogueAtlasA2PerTokenDequant, EpilogueHorizontalTileSwizzle
 from catlass_py.gemm import GemmShape, GemmType, MmadAtlasA2PreloadAsyncWithCallback
 from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
@@ -15,18 +16,23 @@ from catlass_py.layout import ColumnMajor, RowMajor, VectorLayout
 from catlass_py.tile import EpilogueTileCopy, TileBroadcastOneBlk, TileOneBlkColumnBroadcastMul, TileRowBroadcastMul
 
 
-def assemble(arch=ATLAS_A2, *, swizzle_direction=0, out_dtype="float16", layout_a=RowMajor, layout_b=ColumnMajor,
-             workspace_stages=2, ub_stages=2):
+def assemble(arch=ATLAS_A2, *, swizzle_direction: Count = 0, out_dtype: Element = "float16",
+             layout_a: Layout = RowMajor, layout_b: Layout = ColumnMajor, workspace_stages: Count = 2,
+             ub_stages: Count = 2, l1_tile: TileShape = GemmShape(128, 256, 512),
+             l0_tile: TileShape = GemmShape(128, 256, 128), swizzle_offset: Count = 3, preload_stages: Count = 1,
+             l1_stages: Count = 2, l0a_stages: Count = 2, l0b_stages: Count = 2, l0c_stages: Count = 1,
+             enable_shuffle_k: Flag = True):
     """Build the kernel like the C++ example. ``swizzle_direction`` is 0 when m > n, else 1 (the C++ picks
     one of two instantiations at runtime); ``out_dtype`` ('float16' or 'bfloat16') is the type of D and both
-    scales; ``layout_a``/``layout_b`` swap operand layouts (the example: A RowMajor, B ColumnMajor)."""
+    scales; ``layout_a``/``layout_b`` swap operand layouts (the example: A RowMajor, B ColumnMajor); the tile
+    shapes, the swizzle offset and the dispatch policy's stages and shuffle-K are the C++'s template constants."""
     # 1. Block-level MMAD: preload 1 tile ahead, 2 L1 / 2 L0A / 2 L0B / 1 L0C stages, shuffle-K.
     dispatch_policy = MmadAtlasA2PreloadAsyncWithCallback(
-        preload_stages=1, l1_stages=2, l0a_stages=2, l0b_stages=2, l0c_stages=1,
-        enable_unit_flag=False, enable_shuffle_k=True, arch=arch,
+        preload_stages=preload_stages, l1_stages=l1_stages, l0a_stages=l0a_stages, l0b_stages=l0b_stages,
+        l0c_stages=l0c_stages, enable_unit_flag=False, enable_shuffle_k=enable_shuffle_k, arch=arch,
     )
-    l1_tile_shape = GemmShape(128, 256, 512)
-    l0_tile_shape = GemmShape(128, 256, 128)
+    l1_tile_shape = GemmShape(*l1_tile)
+    l0_tile_shape = GemmShape(*l0_tile)
     a_type = GemmType("int8", layout_a)
     b_type = GemmType("int8", layout_b)
     c_type = GemmType("int32", RowMajor)
@@ -50,7 +56,7 @@ def assemble(arch=ATLAS_A2, *, swizzle_direction=0, out_dtype="float16", layout_
     )
 
     # 3. Block scheduler and kernel (2 workspace stages).
-    block_scheduler = GemmIdentityBlockSwizzle(3, swizzle_direction)
+    block_scheduler = GemmIdentityBlockSwizzle(swizzle_offset, swizzle_direction)
     return QuantMatmulMultiStageWorkspace(block_mmad, block_epilogue, block_scheduler,
                                           workspace_stages=workspace_stages)
 

@@ -4,14 +4,22 @@ shapes. Used by ``examples/transpose_quant_batch_matmul.py`` and :mod:`catlass_p
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from catlass_py.arch import ASCEND_950
-from catlass_py.kernel.transpose_quant_batch_matmul import PERM_ND, TransposeQuantBatchMatmulKernel
+from catlass_py.assemblies.settings import Element, Flag, TileShape, mapping
+from catlass_py.kernel.transpose_quant_batch_matmul import PERM_DN, PERM_ND, TransposeQuantBatchMatmulKernel
 
 
-def assemble(*, in_dtype="float8_e4m3fn", out_dtype="bfloat16", perm_x2=PERM_ND, tile_shape=(256, 256, 128),
-             arch=ASCEND_950, saturation=True) -> TransposeQuantBatchMatmulKernel:
-    """The kernel: 256 x 256 output blocks, K steps of 128 (the seed's m/n/k tile shapes), one MX matmul per step;
-    ``saturation`` is the fixpipe's CTRL[48] mode."""
+Perm = Annotated[tuple, mapping({"012": PERM_ND, "021": PERM_DN})]
+"""x2's permutation: ``012`` ([B, K, N]) or ``021`` ([B, N, K])."""
+
+
+def assemble(*, in_dtype: Element = "float8_e4m3fn", out_dtype: Element = "bfloat16", perm_x2: Perm = PERM_ND,
+             tile_shape: TileShape = (256, 256, 128), arch=ASCEND_950,
+             saturation: Flag = True) -> TransposeQuantBatchMatmulKernel:
+    """The kernel: 256 x 256 output blocks, K steps of 128 (the seed's m/n/k tile shapes: ``tile_shape`` = M x N x
+    K), one MX matmul per step; ``saturation`` is the fixpipe's CTRL[48] mode."""
     return TransposeQuantBatchMatmulKernel(in_dtype, out_dtype, perm_x2, tile_shape, arch, saturation=saturation)
 
 

@@ -23,7 +23,7 @@ from catlass_py.integers import is_int
 from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.layout import ColumnMajor, PaddingColumnMajor, PaddingRowMajor, RowMajor
 from catlass_py.numerics import dtypes as dt
-from catlass_py.tile._region import gm_region_access, gm_write
+from catlass_py.tile._region import gm_check, gm_region_access, gm_write
 from catlass_py.tile.copy_gm_ub import CopyGm2Ub
 
 BYTE_PER_BLK = 32
@@ -115,13 +115,16 @@ class _PaddingBlockND:
         rounds down to 0 blocks), ``chunk_stride`` apart in GM. UB bytes past the end of UB read as poison. One
         PIPE_MTE3 instruction event reading the UB elements (up to the end of UB) and writing the bursts."""
         count = chunks * chunk_len
-        flat = ub.view()[ub_offset:ub_offset + count]
-        if flat.size < count:
-            pad = np.empty(count - flat.size, flat.dtype)
-            pad.view(np.uint8)[:] = 0xFF
-            flat = np.concatenate([flat, pad])
         layout = RowMajor(chunks, chunk_len, chunk_stride)
-        gm_write(dst, layout, flat.reshape(chunks, chunk_len), "PaddingMatrixBlockND")
+        if ub.computes:
+            flat = ub.view()[ub_offset:ub_offset + count]
+            if flat.size < count:
+                pad = np.empty(count - flat.size, flat.dtype)
+                pad.view(np.uint8)[:] = 0xFF
+                flat = np.concatenate([flat, pad])
+            gm_write(dst, layout, flat.reshape(chunks, chunk_len), "PaddingMatrixBlockND")
+        else:  # timing-only: the same checks, no bytes
+            gm_check(dst, layout, chunks, chunk_len, "PaddingMatrixBlockND", write=True)
         ctx = self.ctx
         if ctx.bus.instructions:
             in_ub = max(0, min(count, ub.count - ub_offset))

@@ -21,7 +21,15 @@ from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.kernel.reduce_add import cast_mode
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
 from catlass_py.numerics import dtypes as dt
-from catlass_py.tile._region import gm_region_access, gm_write, local_read, local_write, region_access
+from catlass_py.tile._region import (
+    gm_check,
+    gm_region_access,
+    gm_write,
+    local_check,
+    local_read,
+    local_write,
+    region_access,
+)
 from catlass_py.tile.copy_gm_ub import CopyGm2Ub, CopyUb2Gm
 from catlass_py.tile.vector import vector_cast
 
@@ -181,8 +189,12 @@ class _PaddingMatrixNZInstance:
             width = round_up(c_act, c0)
             layout_in = RowMajor(groups, width, width)
             layout_out = ub_out.get_tile_layout(groups, width)
-            data = local_read(self.input[b], layout_in, groups, width, "Copy (UB->UB)")
-            local_write(self.output[b], layout_out, data, "Copy (UB->UB)")
+            if ctx.numerics:
+                data = local_read(self.input[b], layout_in, groups, width, "Copy (UB->UB)")
+                local_write(self.output[b], layout_out, data, "Copy (UB->UB)")
+            else:  # timing-only: the same checks, no bytes
+                local_check(self.input[b], layout_in, groups, width, "Copy (UB->UB)")
+                local_check(self.output[b], layout_out, groups, width, "Copy (UB->UB)", write=True)
             if ctx.bus.instructions:
                 ctx.emit(Pipe.V, "Copy", nbytes=spec.element.nbytes(groups * width), flops=0,
                          local_reads=region_access(self.input[b], layout_in, groups, width),
@@ -194,10 +206,14 @@ class _PaddingMatrixNZInstance:
             # UB -> GM: whole fractals (roundup(rows, 16) rows of every C0 panel of the tile).
             full = (round_up(r_act, C0_NUM_PER_FRACTAL), width)
             ub_full = ub_out.get_tile_layout(*full)
-            panel = local_read(self.output[b], ub_full, *full, "DataCopy (UB->GM)")
             gm_tile = dst[cdst.offset(*coord)]
             gm_layout = cdst.get_tile_layout(*full)
-            gm_write(gm_tile, gm_layout, panel, "PaddingMatrixNZ")
+            if ctx.numerics:
+                panel = local_read(self.output[b], ub_full, *full, "DataCopy (UB->GM)")
+                gm_write(gm_tile, gm_layout, panel, "PaddingMatrixNZ")
+            else:
+                local_check(self.output[b], ub_full, *full, "DataCopy (UB->GM)")
+                gm_check(gm_tile, gm_layout, *full, "PaddingMatrixNZ", write=True)
             if ctx.bus.instructions:
                 # Whole fractals: roundup(rows, 16) x C0 elements per C0-wide panel, panels stride3 apart in GM.
                 ctx.emit(Pipe.MTE3, "DataCopy", nbytes=spec.element.nbytes(full[0] * full[1]),

@@ -2,22 +2,35 @@
 
 The kernel is assembled by :mod:`catlass_py.assemblies.flash_attention_infer` and runs on the simulated Atlas A2
 AI cores. Inputs are checked before anything runs; a bad one is an :class:`~catlass_py.errors.ArgumentError`
-naming the argument.
+naming the argument. Then the memory budget: the GM copies of the inputs, O, the four workspaces of the tiling
+and the cores' buffers are checked (:meth:`~catlass_py.ops.operator.OpOptions.reserve`) before any of them is
+allocated.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
+from catlass_py.arch.budget import Footprint
 from catlass_py.arch.memory import GlobalBuffer
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.flash_attention_infer import assemble
 from catlass_py.errors import ArgumentError
-from catlass_py.kernel.fa_infer import FAInferParams, get_fa_tiling_param
-from catlass_py.ops.operator import as_array, op_options
+from catlass_py.kernel.fa_infer import FAInferKernel, FAInferParams, get_fa_tiling_param
+from catlass_py.ops.operator import OpOptions, array_op, as_array, op_options
+from catlass_py.virtual import is_virtual, virtual_array
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT
 
 PAGED_BLOCK_SIZE = 128
 MASK_SIDE = 1024
@@ -163,37 +176,55 @@ def validate_inputs(q, k, v, *, actual_seq_lengths=None, actual_seq_lengths_kv=N
     return FAProblem(element, batch, num_tokens, heads, kv_heads, d, paged, num_blocks, q_len, kv_len, table, mask_arr)
 
 
+def device_copy_bytes(host: np.ndarray) -> int:
+    """Bytes :func:`device_copy` allocates for ``host``: its byte size rounded up to 32, and 32 more (0 for a
+    shape-only ``host``)."""
+    if is_virtual(host):
+        return 0
+    return -(-int(host.size) * host.dtype.itemsize // 32) * 32 + 32
+
+
 def device_copy(host: np.ndarray, name: str):
     """A read-only GM buffer for a host input, sized as ``aclrtMalloc`` allocates: the byte size rounded up to
     32 and 32 more (the kernel reads one block-table entry past the last row's end; that value is never used).
-    The padding reads as 0xFF."""
+    The padding reads as 0xFF. A shape-only ``host`` (a timing-only run) gives a shape-only buffer of that size."""
+    nbytes = int(host.size) * host.dtype.itemsize
+    size = -(-nbytes // 32) * 32 + 32
+    if is_virtual(host):
+        return GlobalBuffer.virtual(size, name, read_only=True).tensor(host.dtype)
     raw = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
-    size = -(-raw.size // 32) * 32 + 32
     padded = np.full(size, 0xFF, np.uint8)
     padded[:raw.size] = raw
     buf = GlobalBuffer.from_array(padded, name, read_only=True)
     return buf.tensor(host.dtype)
 
 
-def prepare_launch(problem: FAProblem, q, k, v, core_num: int, scale=None) -> tuple[FAInferParams, np.ndarray]:
+def prepare_launch(run: OpOptions, kernel, problem: FAProblem, q, k, v, scale=None) -> tuple[FAInferParams, np.ndarray]:
     """The device-side params of ``problem`` (GM tensors over the host arrays, workspaces, the tiling for
-    ``core_num`` cores) and the host array O the kernel writes."""
+    ``run.core_num`` cores) and the host array O the kernel writes (shape-only on a timing-only launch), after
+    checking the memory budget (``run.reserve``: the inputs' GM copies, O, the workspaces, the core buffers of
+    ``kernel``) and before allocating any of it."""
     tiling = get_fa_tiling_param(problem.batch, problem.num_heads, problem.kv_heads, problem.head_dim,
                                  problem.num_blocks, PAGED_BLOCK_SIZE, 1 if problem.mask is not None else 0,
-                                 problem.q_seqlen, problem.kv_seqlen, core_num)
+                                 problem.q_seqlen, problem.kv_seqlen, run.core_num)
     if scale is not None:
         tiling = replace(tiling, scale_value=float(np.float32(scale)))
-    o = np.zeros(q.shape, dtype=q.dtype)
-    g = {
-        "q": device_copy(q, "q"), "k": device_copy(k, "k"), "v": device_copy(v, "v"),
-        "q_seqlen": device_copy(problem.q_seqlen, "actual_qseqlen"),
-        "kv_seqlen": device_copy(problem.kv_seqlen, "actual_kvseqlen"),
-    }
-    mask = device_copy(problem.mask, "mask") if problem.mask is not None else None
-    table = device_copy(problem.block_table, "block_table") if problem.block_table is not None else None
+    inputs = {"q": q, "k": k, "v": v, "actual_qseqlen": problem.q_seqlen, "actual_kvseqlen": problem.kv_seqlen,
+              "mask": problem.mask, "block_table": problem.block_table}
+    footprint = Footprint()
+    for name, x in inputs.items():
+        if x is not None:
+            footprint = footprint.add("gm", f"copy of {name}", device_copy_bytes(x))
+    if run.numerics:  # a timing-only launch: O shape-only, the workspaces never touched (allocated on first use)
+        footprint = footprint.array("gm", "o", q.shape, q.dtype)
+        for name, nbytes in FAInferKernel.workspace_sizes(tiling).items():
+            footprint = footprint.add("workspace", name, nbytes)
+    run.reserve(footprint, "flash_attention_infer", kernel)
+    o = np.zeros(q.shape, dtype=q.dtype) if run.numerics else virtual_array(q.shape, q.dtype)
+    g = {name: None if x is None else device_copy(x, name) for name, x in inputs.items()}
     el = q.dtype
     params = FAInferParams(
-        g["q"], g["k"], g["v"], mask, table, g["q_seqlen"], g["kv_seqlen"],
+        g["q"], g["k"], g["v"], g["mask"], g["block_table"], g["actual_qseqlen"], g["actual_kvseqlen"],
         GlobalBuffer.from_array(o, "o").tensor(el),
         GlobalBuffer.empty(tiling.mm1_out_size, "s").tensor("float32"),
         GlobalBuffer.empty(tiling.sm_online_out_size, "p").tensor(el),
@@ -208,10 +239,71 @@ def launch_flash_attention(kernel, problem: FAProblem, q, k, v, *, core_num: int
     """Run ``kernel`` on a checked ``problem`` (:func:`validate_inputs`); return ``(o, LaunchResult)``."""
     run = op_options(core_num=core_num, arch=kernel.arch, seed=seed, observers=observers, options=options,
                      return_launch=True)
-    params, o = prepare_launch(problem, q, k, v, run.core_num, scale)
+    params, o = prepare_launch(run, kernel, problem, q, k, v, scale)
     return run.run_kernel(kernel, params, o)
 
 
+@overload
+def flash_attention_infer(q: ArrayT, k: ArrayLike, v: ArrayLike, *,
+                          actual_seq_lengths: ArrayLike | Sequence[int] | None = ...,
+                          actual_seq_lengths_kv: ArrayLike | Sequence[int] | None = ...,
+                          block_table: ArrayLike | None = ..., mask: ArrayLike | str | None = ...,
+                          num_heads: int | None = ..., num_kv_heads: int | None = ..., scale: float | None = ...,
+                          enable_unit_flag: bool = ..., core_num: int = ..., seed: int | None = ...,
+                          arch: ArchSpec | str = ..., return_report: Literal[False] = ...,
+                          observers: Sequence[Observer] = ..., options: LaunchParams | None = ..., kernel: Any = ...,
+                          return_launch: Literal[False] = ...) -> ArrayT: ...
+
+
+@overload
+def flash_attention_infer(q: ArrayT, k: ArrayLike, v: ArrayLike, *,
+                          actual_seq_lengths: ArrayLike | Sequence[int] | None = ...,
+                          actual_seq_lengths_kv: ArrayLike | Sequence[int] | None = ...,
+                          block_table: ArrayLike | None = ..., mask: ArrayLike | str | None = ...,
+                          num_heads: int | None = ..., num_kv_heads: int | None = ..., scale: float | None = ...,
+                          enable_unit_flag: bool = ..., core_num: int = ..., seed: int | None = ...,
+                          arch: ArchSpec | str = ..., return_report: Literal[True],
+                          observers: Sequence[Observer] = ..., options: LaunchParams | None = ..., kernel: Any = ...,
+                          return_launch: Literal[False] = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def flash_attention_infer(q: ArrayT, k: ArrayLike, v: ArrayLike, *,
+                          actual_seq_lengths: ArrayLike | Sequence[int] | None = ...,
+                          actual_seq_lengths_kv: ArrayLike | Sequence[int] | None = ...,
+                          block_table: ArrayLike | None = ..., mask: ArrayLike | str | None = ...,
+                          num_heads: int | None = ..., num_kv_heads: int | None = ..., scale: float | None = ...,
+                          enable_unit_flag: bool = ..., core_num: int = ..., seed: int | None = ...,
+                          arch: ArchSpec | str = ..., return_report: Literal[False] = ...,
+                          observers: Sequence[Observer] = ..., options: LaunchParams | None = ..., kernel: Any = ...,
+                          return_launch: Literal[True]) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def flash_attention_infer(q: ArrayT, k: ArrayLike, v: ArrayLike, *,
+                          actual_seq_lengths: ArrayLike | Sequence[int] | None = ...,
+                          actual_seq_lengths_kv: ArrayLike | Sequence[int] | None = ...,
+                          block_table: ArrayLike | None = ..., mask: ArrayLike | str | None = ...,
+                          num_heads: int | None = ..., num_kv_heads: int | None = ..., scale: float | None = ...,
+                          enable_unit_flag: bool = ..., core_num: int = ..., seed: int | None = ...,
+                          arch: ArchSpec | str = ..., return_report: Literal[True],
+                          observers: Sequence[Observer] = ..., options: LaunchParams | None = ..., kernel: Any = ...,
+                          return_launch: Literal[True]) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def flash_attention_infer(q: ArrayT, k: ArrayLike, v: ArrayLike, *,
+                          actual_seq_lengths: ArrayLike | Sequence[int] | None = ...,
+                          actual_seq_lengths_kv: ArrayLike | Sequence[int] | None = ...,
+                          block_table: ArrayLike | None = ..., mask: ArrayLike | str | None = ...,
+                          num_heads: int | None = ..., num_kv_heads: int | None = ..., scale: float | None = ...,
+                          enable_unit_flag: bool = ..., core_num: int = ..., seed: int | None = ...,
+                          arch: ArchSpec | str = ..., return_report: bool = ...,
+                          observers: Sequence[Observer] = ..., options: LaunchParams | None = ..., kernel: Any = ...,
+                          return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op(keywords=("actual_seq_lengths", "actual_seq_lengths_kv", "block_table", "mask"))
 def flash_attention_infer(q, k, v, *, actual_seq_lengths=None, actual_seq_lengths_kv=None, block_table=None,
                           mask=None, num_heads=None, num_kv_heads=None, scale=None, enable_unit_flag: bool = False,
                           core_num: int = 24, seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
@@ -248,9 +340,9 @@ def flash_attention_infer(q, k, v, *, actual_seq_lengths=None, actual_seq_length
     elif getattr(kernel, "paged_cache", None) != problem.paged or str(getattr(kernel, "element", "")) != problem.element:
         raise ArgumentError(f"kernel: expected an FAInferKernel assembled for {problem.element} with "
                             f"paged_cache={problem.paged} (the inputs), got {kernel!r}")
-    params, o = prepare_launch(problem, q, k, v, run.core_num, scale)
+    params, o = prepare_launch(run, kernel, problem, q, k, v, scale)
     return run.run_kernel(kernel, params, o)
 
 
-__all__ = ["FAProblem", "build_kernel", "device_copy", "flash_attention_infer", "launch_flash_attention",
-           "prepare_launch", "validate_inputs"]
+__all__ = ["FAProblem", "build_kernel", "device_copy", "device_copy_bytes", "flash_attention_infer",
+           "launch_flash_attention", "prepare_launch", "validate_inputs"]

@@ -31,6 +31,7 @@ from catlass_py.ops.operator import (
     parse_layout,
     stored_copy_bytes,
 )
+from catlass_py.virtual import is_virtual, virtual_array
 
 if TYPE_CHECKING:
     from catlass_py.analysis.workload import WorkloadReport
@@ -83,6 +84,8 @@ def validate_inputs(a_list, b_list, layout_a, layout_b, out_dtype, core_num, arc
 def _pack(arrays, layout, dtype) -> np.ndarray:
     """The groups' operands back to back in one buffer, each stored in ``layout`` (a copy; inputs untouched)."""
     flat = [as_stored(x, layout).reshape(-1) for x in arrays]
+    if any(is_virtual(x) for x in flat):  # shape-only operands (a timing-only run): a shape-only buffer
+        return virtual_array(sum(x.size for x in flat), dtype)
     return np.concatenate(flat) if flat else np.zeros(0, dtype)
 
 
@@ -150,10 +153,10 @@ def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dty
     sizes = {"a": (sum(x.nbytes for x in a_list), elem), "b": (sum(x.nbytes for x in b_list), elem),
              "c": (array_bytes((sum(s.m * s.n for s in shapes),), out_np), out_np)}
     footprint = Footprint()
-    for name, arrays, layout in (("a", a_list, la), ("b", b_list, lb)):
-        footprint = footprint.add("gm", f"packed {name}", sizes[name][0])
+    for name, arrays, layout in (("a", a_list, la), ("b", b_list, lb)):  # shape-only operands pack to nothing
+        footprint = footprint.add("gm", f"packed {name}", 0 if any(is_virtual(x) for x in arrays) else sizes[name][0])
         footprint = footprint.add("gm", f"copies of {name}", sum(stored_copy_bytes(x, layout) for x in arrays))
-    footprint = run.reserve(footprint.add("gm", "c", sizes["c"][0]), "grouped_matmul", kernel)
+    footprint = run.reserve(footprint.add("gm", "c", sizes["c"][0] if run.numerics else 0), "grouped_matmul", kernel)
 
     def arguments(gm):
         return kernel.Arguments(len(shapes), shapes, gm["a"], layouts_a, gm["b"], layouts_b, gm["c"], layouts_c)
@@ -162,7 +165,7 @@ def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dty
                 "grouped_matmul", kernel)
     a_buf = _pack(a_list, la, np_in)
     b_buf = _pack(b_list, lb, np_in)
-    host_c = np.zeros(sum(s.m * s.n for s in shapes), out_np)
+    host_c = run.zeros(sum(s.m * s.n for s in shapes), out_np)
     gm_a = GlobalBuffer.from_array(a_buf, "a", read_only=True).tensor(elem)
     gm_b = GlobalBuffer.from_array(b_buf, "b", read_only=True).tensor(elem)
     args = arguments({"a": gm_a, "b": gm_b, "c": gm_output("c", host_c)})

@@ -1,24 +1,36 @@
 """``mla``: CATLASS example 19 (multi-head latent attention decode, the generic ``MLAKernel``) as a numpy-in /
 numpy-out function on the simulated Atlas A2 AI cores. The kernel is assembled by
 :mod:`catlass_py.assemblies.mla`. Bad inputs raise :class:`~catlass_py.errors.ArgumentError` naming the argument
-before anything runs.
+before anything runs; then the memory budget (the inputs' GM copies, O, the workspaces, the tiling array, the
+cores' buffers) is checked before any of them is allocated.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
+from catlass_py.arch.budget import Footprint
 from catlass_py.arch.memory import GlobalBuffer
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.mla import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.kernel.mla import TMP_SIZE, MLAKernel, MLAParams
 from catlass_py.kernel.mla_tiling import TILING_KVCORENUM, get_mla_tiling
-from catlass_py.ops.flash_attention_infer import device_copy
-from catlass_py.ops.operator import as_array, op_options
+from catlass_py.ops.flash_attention_infer import device_copy, device_copy_bytes
+from catlass_py.ops.operator import OpOptions, array_op, as_array, op_options
+from catlass_py.virtual import virtual_array
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT
 
 EMBED = 512
 EMBED_ROPE = 64
@@ -107,25 +119,49 @@ def validate_inputs(q, q_rope, k, k_rope, block_table, actual_seq_lengths, actua
     return MLAProblem(element, batch, tokens, heads, k.shape[0], q_len, kv_len, table)
 
 
-def prepare_launch(problem: MLAProblem, q, q_rope, k, k_rope, core_num: int):
-    """The tiling for ``core_num`` cores, the device-side params (GM tensors over the host arrays, workspaces)
-    and the host array O the kernel writes: ``(params, o, tiling)``."""
+def workspace_sizes(num_tokens: int, num_heads: int, core_num: int, max_split: int, element) -> dict[str, int]:
+    """Bytes of the kernel's GM workspaces for ``num_tokens`` query tokens of ``num_heads`` heads on
+    ``core_num`` cores, the KV split over at most ``max_split`` cores (the tiling's ``TILING_KVCORENUM``): the
+    C++ host's ``aclrtMalloc`` sizes."""
+    el = np.dtype(element).itemsize
+    rows = EMBED * num_heads * num_tokens
+    return {"s": core_num * TMP_SIZE * 4 * 2, "p": core_num * TMP_SIZE * el * 2, "o_tmp": core_num * TMP_SIZE * 4 * 2,
+            "o_update": core_num * TMP_SIZE * 4, "o_core_tmp": rows * max_split * 4,
+            "l": num_tokens * num_heads * max_split * 4}
+
+
+def prepare_launch(run: OpOptions, kernel, problem: MLAProblem, q, q_rope, k, k_rope):
+    """The tiling for ``run.core_num`` cores, the device-side params (GM tensors over the host arrays,
+    workspaces) and the host array O the kernel writes (shape-only on a timing-only launch):
+    ``(params, o, tiling)``, after checking the memory budget (``run.reserve``: the inputs' GM copies, the
+    tiling array, O, the workspaces, the core buffers of ``kernel``) and before allocating any of it."""
+    core_num = run.core_num
     tiling = get_mla_tiling(problem.batch, problem.num_heads, EMBED, EMBED_ROPE, problem.num_blocks, BLOCK_SIZE, 1,
                             problem.q_seqlen, problem.kv_seqlen, core_num)
     max_split = int(tiling[TILING_KVCORENUM])
     el = q.dtype
-    o = np.zeros(q.shape, dtype=el)
-    tokens = problem.num_tokens
+    inputs = {"q": q, "q_rope": q_rope, "k": k, "k_rope": k_rope, "block_table": problem.block_table,
+              "tiling": tiling}
+    footprint = Footprint()
+    for name, x in inputs.items():
+        footprint = footprint.add("gm", f"copy of {name}", device_copy_bytes(x))
+    sizes = workspace_sizes(problem.num_tokens, problem.num_heads, core_num, max_split, el)
+    if run.numerics:  # a timing-only launch: O shape-only, the workspaces never touched (allocated on first use)
+        footprint = footprint.array("gm", "o", q.shape, el)
+        for name, nbytes in sizes.items():
+            footprint = footprint.add("workspace", name, nbytes)
+    run.reserve(footprint, "mla", kernel)
+    o = np.zeros(q.shape, dtype=el) if run.numerics else virtual_array(q.shape, el)
+    g = {name: device_copy(x, name) for name, x in inputs.items()}
     params = MLAParams(
-        device_copy(q, "q"), device_copy(q_rope, "q_rope"), device_copy(k, "k"), device_copy(k_rope, "k_rope"),
-        device_copy(problem.block_table, "block_table"), GlobalBuffer.from_array(o, "o").tensor(el),
-        GlobalBuffer.empty(core_num * TMP_SIZE * 4 * 2, "s").tensor("float32"),
-        GlobalBuffer.empty(core_num * TMP_SIZE * 2 * 2, "p").tensor(el),
-        GlobalBuffer.empty(core_num * TMP_SIZE * 4 * 2, "o_tmp").tensor("float32"),
-        GlobalBuffer.empty(core_num * TMP_SIZE * 4, "o_update").tensor("float32"),
-        GlobalBuffer.empty(EMBED * problem.num_heads * tokens * max_split * 4, "o_core_tmp").tensor("float32"),
-        GlobalBuffer.empty(tokens * problem.num_heads * max_split * 4, "l").tensor("float32"),
-        device_copy(tiling, "tiling"))
+        g["q"], g["q_rope"], g["k"], g["k_rope"], g["block_table"], GlobalBuffer.from_array(o, "o").tensor(el),
+        GlobalBuffer.empty(sizes["s"], "s").tensor("float32"),
+        GlobalBuffer.empty(sizes["p"], "p").tensor(el),
+        GlobalBuffer.empty(sizes["o_tmp"], "o_tmp").tensor("float32"),
+        GlobalBuffer.empty(sizes["o_update"], "o_update").tensor("float32"),
+        GlobalBuffer.empty(sizes["o_core_tmp"], "o_core_tmp").tensor("float32"),
+        GlobalBuffer.empty(sizes["l"], "l").tensor("float32"),
+        g["tiling"])
     return params, o, tiling
 
 
@@ -133,11 +169,52 @@ def launch_mla(kernel, problem: MLAProblem, q, q_rope, k, k_rope, *, core_num: i
     """Run ``kernel`` on a checked ``problem`` (:func:`validate_inputs`); return ``(o, LaunchResult, tiling)``."""
     run = op_options(core_num=core_num, arch=kernel.arch, seed=seed, observers=observers, options=options,
                      return_launch=True)
-    params, o, tiling = prepare_launch(problem, q, q_rope, k, k_rope, run.core_num)
+    params, o, tiling = prepare_launch(run, kernel, problem, q, q_rope, k, k_rope)
     o, result = run.run_kernel(kernel, params, o)
     return o, result, tiling
 
 
+@overload
+def mla(q: ArrayT, q_rope: ArrayLike, k: ArrayLike, k_rope: ArrayLike, block_table: ArrayLike, *,
+        actual_seq_lengths: ArrayLike | Sequence[int], actual_seq_lengths_kv: ArrayLike | Sequence[int],
+        core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: Literal[False] = ...,
+        observers: Sequence[Observer] = ..., options: LaunchParams | None = ..., kernel: Any = ...,
+        return_launch: Literal[False] = ...) -> ArrayT: ...
+
+
+@overload
+def mla(q: ArrayT, q_rope: ArrayLike, k: ArrayLike, k_rope: ArrayLike, block_table: ArrayLike, *,
+        actual_seq_lengths: ArrayLike | Sequence[int], actual_seq_lengths_kv: ArrayLike | Sequence[int],
+        core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: Literal[True],
+        observers: Sequence[Observer] = ..., options: LaunchParams | None = ..., kernel: Any = ...,
+        return_launch: Literal[False] = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def mla(q: ArrayT, q_rope: ArrayLike, k: ArrayLike, k_rope: ArrayLike, block_table: ArrayLike, *,
+        actual_seq_lengths: ArrayLike | Sequence[int], actual_seq_lengths_kv: ArrayLike | Sequence[int],
+        core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: Literal[False] = ...,
+        observers: Sequence[Observer] = ..., options: LaunchParams | None = ..., kernel: Any = ...,
+        return_launch: Literal[True]) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def mla(q: ArrayT, q_rope: ArrayLike, k: ArrayLike, k_rope: ArrayLike, block_table: ArrayLike, *,
+        actual_seq_lengths: ArrayLike | Sequence[int], actual_seq_lengths_kv: ArrayLike | Sequence[int],
+        core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: Literal[True],
+        observers: Sequence[Observer] = ..., options: LaunchParams | None = ..., kernel: Any = ...,
+        return_launch: Literal[True]) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def mla(q: ArrayT, q_rope: ArrayLike, k: ArrayLike, k_rope: ArrayLike, block_table: ArrayLike, *,
+        actual_seq_lengths: ArrayLike | Sequence[int], actual_seq_lengths_kv: ArrayLike | Sequence[int],
+        core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: bool = ...,
+        observers: Sequence[Observer] = ..., options: LaunchParams | None = ..., kernel: Any = ...,
+        return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op(keywords=("actual_seq_lengths", "actual_seq_lengths_kv"))
 def mla(q, q_rope, k, k_rope, block_table, *, actual_seq_lengths, actual_seq_lengths_kv, core_num: int = 24,
         seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False, observers=(),
         options=None, kernel=None, return_launch: bool = False):
@@ -161,8 +238,8 @@ def mla(q, q_rope, k, k_rope, block_table, *, actual_seq_lengths, actual_seq_len
         kernel = build_kernel(run.arch, problem.element)
     elif not isinstance(kernel, MLAKernel) or str(kernel.element) != problem.element:
         raise ArgumentError(f"kernel: expected an MLAKernel assembled for {problem.element} (the inputs), got {kernel!r}")
-    params, o, _ = prepare_launch(problem, q, q_rope, k, k_rope, run.core_num)
+    params, o, _ = prepare_launch(run, kernel, problem, q, q_rope, k, k_rope)
     return run.run_kernel(kernel, params, o)
 
 
-__all__ = ["MLAProblem", "build_kernel", "launch_mla", "mla", "prepare_launch", "validate_inputs"]
+__all__ = ["MLAProblem", "build_kernel", "launch_mla", "mla", "prepare_launch", "validate_inputs", "workspace_sizes"]

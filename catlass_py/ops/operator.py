@@ -20,7 +20,9 @@ layout, its outputs, the kernel's workspace, the cores' on-chip buffers - and ch
 budget (:mod:`catlass_py.arch.budget`; ``options.memory_limit``): :meth:`OpOptions.device_arguments` does
 both for a :class:`~catlass_py.kernel.DeviceGemm` operator, :meth:`OpOptions.reserve` checks a footprint an
 operator computed itself. Too much is a :class:`~catlass_py.errors.CapacityError` naming the figure and the
-budget.
+budget. A timing-only launch (``options=LaunchParams(numerics=False)``) allocates no output, workspace or
+on-chip buffer (shape-only outputs, :meth:`OpOptions.zeros`; buffers made on first use, which its cores never
+make) and copies no shape-only input, so none of those count.
 
 Every array operand may be any array object: a numpy array, or anything with ``__dlpack__`` (the DLPack
 protocol: torch, jax, cupy arrays in host memory, ...) or ``__array__`` - bf16 and fp8 included, which numpy's
@@ -51,8 +53,9 @@ from catlass_py.arch.spec import ArchSpec, get_arch
 from catlass_py.errors import ArgumentError
 from catlass_py.integers import is_int
 from catlass_py.kernel.device_gemm import DeviceGemm
-from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
 from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.virtual import is_virtual, virtual_array
 
 #: operand dtypes of the float-only operators, and the outputs their fixpipe or vector cast can give
 FLOAT_TYPES = ("float16", "bfloat16")
@@ -245,13 +248,15 @@ def like_input(first, out):
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def array_op(fn: F | None = None, *, lists: tuple[str, ...] = ()) -> Any:
+def array_op(fn: F | None = None, *, lists: tuple[str, ...] = (), keywords: tuple[str, ...] = ()) -> Any:
     """Decorator of an operator: its positional parameters (the array operands) go through :func:`to_numpy`
-    before the call - element by element for the parameters named in ``lists`` (``a_list``, ...) - and the
-    result comes back in the kind of the first operand (:func:`like_input`). ``@array_op`` or
-    ``@array_op(lists=("a_list", "b_list"))``."""
+    before the call - element by element for the parameters named in ``lists`` (``a_list``, ...) - and so do
+    the keyword-only operands named in ``keywords`` when they hold an array object (None, a string such as
+    ``mask='causal'`` or a Python list is passed on as it is); the result comes back in the kind of the first
+    operand (:func:`like_input`). ``@array_op``, ``@array_op(lists=("a_list", "b_list"))`` or
+    ``@array_op(keywords=("block_table",))``."""
     if fn is None:
-        return functools.partial(array_op, lists=lists)
+        return functools.partial(array_op, lists=lists, keywords=keywords)
     sig = inspect.signature(fn)
     operands = [p.name for p in sig.parameters.values()
                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -268,6 +273,11 @@ def array_op(fn: F | None = None, *, lists: tuple[str, ...] = ()) -> Any:
                 if isinstance(value, (list, tuple)):
                     bound.arguments[name] = [to_numpy(f"{name}[{i}]", v) for i, v in enumerate(value)]
             else:
+                bound.arguments[name] = to_numpy(name, value)
+        for name in keywords:
+            value = bound.arguments.get(name)
+            if value is not None and not isinstance(value, (str, list, tuple, np.ndarray)) \
+                    and (hasattr(value, "__dlpack__") or hasattr(value, "__array__")):
                 bound.arguments[name] = to_numpy(name, value)
         return like_input(first, fn(*bound.args, **bound.kwargs))
 
@@ -304,6 +314,23 @@ class OpOptions:
     return_report: bool = False
     return_launch: bool = False
 
+    @property
+    def numerics(self) -> bool:
+        """False for a timing-only launch (``options=LaunchParams(numerics=False)``): the output is a shape-only
+        array (:func:`catlass_py.virtual.virtual_array`) and inputs may be shape-only too."""
+        return self.options is None or self.options.numerics
+
+    def zeros(self, shape, dtype) -> np.ndarray:
+        """The host array of an output: zeros, or a shape-only array on a timing-only launch."""
+        return np.zeros(shape, dtype) if self.numerics else virtual_array(shape, dtype)
+
+    def copy(self, x: np.ndarray) -> np.ndarray:
+        """A C-ordered copy of ``x`` for an output that starts as an input (shape-only on a timing-only launch or
+        for a shape-only ``x``)."""
+        if not self.numerics or is_virtual(x):
+            return virtual_array(x.shape, x.dtype)
+        return np.array(x, dtype=x.dtype, copy=True, order="C")
+
     def _launch(self, start):
         recorder = WorkloadRecorder() if self.return_report else None
         observers = self.observers + ((recorder,) if recorder else ())
@@ -337,8 +364,9 @@ class OpOptions:
         figure and the budget. Returns the footprint checked."""
         aic = kernel is None or getattr(kernel, "aic", None) is not None
         aiv = kernel is None or getattr(kernel, "aiv", None) is not None
-        footprint = footprint.add("cores", "core buffers", core_buffer_bytes(self.arch, self.core_num, aic=aic,
-                                                                             aiv=aiv))
+        if self.numerics:  # a timing-only core allocates no on-chip buffer
+            footprint = footprint.add("cores", "core buffers", core_buffer_bytes(self.arch, self.core_num, aic=aic,
+                                                                                 aiv=aiv))
         check_footprint(footprint, what, self.options.memory_limit if self.options is not None else None)
         return footprint
 
@@ -346,32 +374,41 @@ class OpOptions:
         """The kernel's Arguments over GM buffers, allocated only once they fit the memory budget.
 
         ``inputs`` maps a name to an array (stored row-major), ``(array, layout)`` or ``(array, layout, dtype)``
-        (a read-only GM tensor of the array stored in ``layout``, :func:`gm_input`), ``outputs`` a name to ``(shape, numpy dtype)`` or
+        (a read-only GM tensor of the array stored in ``layout`` - RowMajor, ColumnMajor, or zN / nZ for a 2-D
+        array -, :func:`gm_input`), ``outputs`` a name to ``(shape, numpy dtype)`` or
         ``(shape, numpy dtype, initial)`` (a host array, zeroed or a copy of ``initial``, written in place,
         :func:`gm_output`); ``arguments(gm)`` builds the Arguments from the
         dict of GM tensors by name. First the copies the inputs need (:func:`stored_copy_bytes`), the outputs
         and the core buffers are checked (:meth:`reserve`), then the workspace
         (``arguments`` over :func:`~catlass_py.arch.budget.placeholder` tensors asks the kernel for its size)
-        with them; then everything is allocated. Returns (Arguments, dict of output host arrays by name)."""
+        with them; then everything is allocated. Returns (Arguments, dict of output host arrays by name).
+
+        On a timing-only launch the outputs are shape-only arrays (:meth:`zeros`) and neither they nor the
+        workspace (allocated on first use, never by a timing-only core) count."""
         inputs = {name: (spec, RowMajor, None) if isinstance(spec, np.ndarray) else (tuple(spec) + (None,))[:3]
                   for name, spec in inputs.items()}
         outputs = {name: (tuple(spec) + (None,))[:3] for name, spec in outputs.items()}
         footprint = Footprint()
         for name, (x, layout, _) in inputs.items():
             footprint = footprint.add("gm", f"copy of {name}", stored_copy_bytes(x, layout))
-        for name, (shape, dtype, _) in outputs.items():
-            footprint = footprint.array("gm", name, shape, dtype)
+        if self.numerics:
+            for name, (shape, dtype, _) in outputs.items():
+                footprint = footprint.array("gm", name, shape, dtype)
         self.reserve(footprint, what, kernel)
-        sizes = {name: (x.nbytes, x.dtype if dt is None else dt) for name, (x, _, dt) in inputs.items()}
-        sizes.update({name: (array_bytes(shape, dtype), dtype) for name, (shape, dtype, _) in outputs.items()})
-        footprint = footprint.add("workspace", "workspace", workspace_size(kernel, arguments, sizes))
-        self.reserve(footprint, what, kernel)
+        if self.numerics:
+            sizes = {name: (x.nbytes, x.dtype if dt is None else dt) for name, (x, _, dt) in inputs.items()}
+            sizes.update({name: (array_bytes(shape, dtype), dtype) for name, (shape, dtype, _) in outputs.items()})
+            footprint = footprint.add("workspace", "workspace", workspace_size(kernel, arguments, sizes))
+            self.reserve(footprint, what, kernel)
         gm = {name: gm_input(name, x, layout, dt) for name, (x, layout, dt) in inputs.items()}
         hosts = {}
         for name, (shape, dtype, initial) in outputs.items():
-            hosts[name] = np.zeros(shape, dtype)
-            if initial is not None:
-                np.copyto(hosts[name], initial)
+            if not self.numerics or (initial is not None and is_virtual(initial)):
+                hosts[name] = virtual_array(shape, dtype)
+            else:
+                hosts[name] = np.zeros(shape, dtype)
+                if initial is not None:
+                    np.copyto(hosts[name], initial)
             gm[name] = gm_output(name, hosts[name])
         return arguments(gm), hosts
 
@@ -533,8 +570,18 @@ def validate_matmul_inputs(a, b, layout_a, layout_b, out_dtype, core_num, arch) 
 
 def as_stored(x: np.ndarray, layout: type = RowMajor) -> np.ndarray:
     """The array whose C-order bytes are ``x`` stored in ``layout`` over its last two axes: ``x`` itself
-    (row-major) or its transpose (column-major). No copy when ``x`` is already laid out that way; ``x`` itself
-    is never modified."""
+    (row-major) or its transpose (column-major), no copy when ``x`` is already laid out that way; for the
+    fractal layouts zN / nZ (a 2-D ``x``) a new flat buffer of ``layout.make_layout(dtype, rows, cols)``, its
+    padding zero. ``x`` itself is never modified. A shape-only ``x`` gives a shape-only array."""
+    if layout in (zN, nZ):
+        fractal = layout.make_layout(get_dtype(x.dtype).name, *x.shape)
+        if is_virtual(x):
+            return virtual_array(fractal.capacity, x.dtype)
+        stored = np.zeros(fractal.capacity, x.dtype)
+        fractal.write(stored, x)
+        return stored
+    if is_virtual(x):
+        return np.swapaxes(x, -1, -2) if layout is ColumnMajor else x
     if layout is ColumnMajor:
         return np.ascontiguousarray(np.swapaxes(x, -1, -2))
     return np.ascontiguousarray(x)
@@ -542,7 +589,12 @@ def as_stored(x: np.ndarray, layout: type = RowMajor) -> np.ndarray:
 
 def stored_copy_bytes(x: np.ndarray, layout: type = RowMajor) -> int:
     """Bytes :func:`as_stored` allocates for ``x`` in ``layout``: 0 when ``x`` is already laid out that way, else
-    a whole copy (a broadcast or strided view becomes a full array)."""
+    a whole copy (a broadcast or strided view becomes a full array), always a buffer of the fractal layout's
+    capacity for zN / nZ; 0 for a shape-only ``x`` (its stored form is shape-only too)."""
+    if is_virtual(x):
+        return 0
+    if layout in (zN, nZ):
+        return get_dtype(x.dtype).nbytes(layout.make_layout(get_dtype(x.dtype).name, *x.shape).capacity)
     stored = np.swapaxes(x, -1, -2) if layout is ColumnMajor else x
     return 0 if stored.flags.c_contiguous else int(x.size) * x.dtype.itemsize
 

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.optimized_matmul import assemble, padding_needed
@@ -13,14 +13,20 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
     FLOAT_TYPES,
+    array_op,
     check_core_num,
     check_extent,
     check_matmul_operands,
-    gm_input,
-    gm_output,
     op_options,
     parse_layout,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, LayoutLike
 
 
 @lru_cache(maxsize=64)
@@ -45,6 +51,45 @@ def validate_inputs(a, b, layout_a, layout_b, core_num, arch) -> tuple[int, int,
     return m, n, k, elem
 
 
+@overload
+def optimized_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                     core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                     options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                     return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def optimized_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                     core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                     options: LaunchParams | None = ..., return_report: Literal[True],
+                     return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                     kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def optimized_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                     core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                     options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                     return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                     kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def optimized_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                     core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                     options: LaunchParams | None = ..., return_report: Literal[True], return_launch: Literal[True],
+                     observers: Sequence[Observer] = ...,
+                     kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def optimized_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                     core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                     options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
+                     observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def optimized_matmul(a, b, *, layout_a="row", layout_b="column", core_num: int = 24, seed: int | None = None,
                      arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                      return_launch: bool = False, observers=(), kernel=None):
@@ -54,8 +99,9 @@ def optimized_matmul(a, b, *, layout_a="row", layout_b="column", core_num: int =
     ``layout_b`` - default 'column', as in the example). An operand whose leading dimension is not a multiple of
     512 bytes is first repacked into a zN / nZ workspace by the vector cores (``PaddingMatrixNZ``); without
     padding the kernel runs on the cube cores only. The swizzle is <3,0> when m > n, else <3,1>. Returns C
-    [m, n] in the input type (fp32 accumulation). Launch keywords as :mod:`catlass_py.ops.operator`. Inputs are
-    never modified.
+    [m, n] in the input type (fp32 accumulation). The launch keywords are :mod:`catlass_py.ops.operator`'s (the
+    memory budget, including the padding workspace, is checked before anything is allocated). Inputs are never
+    modified.
     """
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
                      return_report=return_report, return_launch=return_launch)
@@ -64,9 +110,10 @@ def optimized_matmul(a, b, *, layout_a="row", layout_b="column", core_num: int =
     if kernel is None:
         pad_a, pad_b = padding_needed(m, n, k, elem, la, lb)
         kernel = build_kernel(run.arch, pad_a, pad_b, (3, 0) if m > n else (3, 1), elem, la, lb)
-    host_c = np.zeros((m, n), get_dtype(elem).numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", host_c))
-    return run.run(kernel, args, host_c)
+    args, host = run.device_arguments(
+        "optimized_matmul", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]),
+        inputs={"a": (a, la), "b": (b, lb)}, outputs={"c": ((m, n), get_dtype(elem).numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["build_kernel", "optimized_matmul", "validate_inputs"]

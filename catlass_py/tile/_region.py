@@ -58,6 +58,53 @@ def local_accumulate(t: LocalTensor, layout, data: np.ndarray, what: str) -> Non
         raise CapacityError(f"{what}: {t!r}: {exc}") from None
 
 
+# -- timing-only runs: the same checks without the bytes ------------------------------------------------
+#
+# On a core of a timing-only launch (``LaunchParams(numerics=False)``, ``LocalTensor.computes`` False) a tile
+# operation skips its data work but keeps every check the data work would make: these helpers raise exactly
+# where gm_read / gm_write / local_read / local_write would (the layout's plan reaching past the end of the
+# memory), from the geometry alone.
+
+
+def _flat_length(dtype, count: int) -> int:
+    """Length of the flat numpy view of ``count`` elements (packed 4-bit types are viewed as bytes)."""
+    return dtype.nbytes(count) if dtype.packed else count
+
+
+def _max_offset(layout, rows: int, cols, itemsize: int) -> int:
+    if isinstance(layout, VectorLayout):
+        return layout.plan(rows, itemsize).max_offset
+    return layout.plan(rows, cols, itemsize).max_offset
+
+
+def _bounds_message(layout, top: int, have: int, verb: str) -> str:
+    return (f"{verb} through {layout!r} touches element offset {top} but buf holds only {have} elements "
+            f"(needs at least {top + 1})")
+
+
+def gm_check(gm: GlobalTensor, layout, rows: int, cols, what: str, *, write: bool = False) -> None:
+    """The checks of :func:`gm_read` (``write=False``) or :func:`gm_write` of a ``rows x cols`` region, without
+    reading or writing a byte: raises the same :class:`OutOfBoundsError`."""
+    if write and gm.buffer.read_only:
+        raise OutOfBoundsError(f"{what}: GM tensor {gm.name!r} is read-only")
+    itemsize = 1 if gm.dtype.packed else gm.dtype.numpy.itemsize
+    have = _flat_length(gm.dtype, gm.size)
+    top = _max_offset(layout, rows, cols, itemsize)
+    if top >= have:
+        msg = _bounds_message(layout, top, have, "write" if write else "read")
+        raise OutOfBoundsError(f"{what}: GM tensor {gm.name!r}: {msg}")
+
+
+def local_check(t: LocalTensor, layout, rows: int, cols: int, what: str, *, write: bool = False) -> None:
+    """The checks of :func:`local_read` / :func:`local_write` of a ``rows x cols`` region without the bytes:
+    raises the same :class:`CapacityError`."""
+    itemsize = 1 if t.dtype.packed else t.dtype.numpy.itemsize
+    have = _flat_length(t.dtype, t.count)
+    top = _max_offset(layout, rows, cols, itemsize)
+    if top >= have:
+        raise CapacityError(f"{what}: {t!r}: {_bounds_message(layout, top, have, 'write' if write else 'read')}")
+
+
 def gm_access(gm: GlobalTensor, layout, rows: int, cols: int):
     """The bytes a (rows x cols) region of ``gm`` seen through ``layout`` occupies, as one MemAccess: exact
     for RowMajor, ColumnMajor and VectorLayout, the spanned (bounding) range for fractal layouts. Kept for

@@ -21,7 +21,10 @@ gm``                             gap ``dstStride`` bytes; exactly ``blockLen`` b
                                  the tail of each row's last 32-byte chunk is zero-filled
 =======================  ======  ==========================================================================
 
-Each call is one instruction event that declares the GM and on-chip bytes it reads and writes.
+Each call is one instruction event that declares the GM and on-chip bytes it reads and writes. On a core of a
+timing-only launch (``LaunchParams(numerics=False)``) the copies make the same bounds checks and publish the same
+events without moving a byte; ``GetValue`` still reads GM (the sequence lengths and block tables it reads steer
+the control flow and are real data in a timing-only run too).
 """
 
 from __future__ import annotations
@@ -105,16 +108,32 @@ def _gm_view(gm: GlobalTensor, extent: int, op: str, write: bool) -> np.ndarray:
         raise OutOfBoundsError(f"{op}: {exc}") from None
 
 
+def _gm_check(gm: GlobalTensor, extent: int, op: str, write: bool) -> None:
+    """The checks of :func:`_gm_view` without the bytes (timing-only cores)."""
+    try:
+        gm.check(extent, write=write)
+    except OutOfBoundsError as exc:
+        raise OutOfBoundsError(f"{op}: {exc}") from None
+
+
 def _move(op: str, pipe: Pipe, dst, src, count: int, length: int, dst_pitch: int, src_pitch: int) -> None:
     """``count`` bursts of ``length`` elements between GM and UB; pitches in elements."""
     i_s, i_d = _bursts(count, length, src_pitch), _bursts(count, length, dst_pitch)
     gm_is_src = isinstance(src, GlobalTensor)
-    if i_d.size:
+    local = dst if gm_is_src else src
+    if i_d.size and not local.computes:  # timing-only: the checks, no bytes
+        ext_s, ext_d = int(i_s.max()) + 1, int(i_d.max()) + 1
+        if gm_is_src:
+            _gm_check(src, ext_s, op, False)
+            dst.check(ext_d)
+        else:
+            src.check(ext_s)
+            _gm_check(dst, ext_d, op, True)
+    elif i_d.size:
         ext_s, ext_d = int(i_s.max()) + 1, int(i_d.max()) + 1
         sv = _gm_view(src, ext_s, op, False) if gm_is_src else src.view(ext_s)
         dv = _gm_view(dst, ext_d, op, True) if not gm_is_src else dst.view(ext_d)
         dv[i_d] = sv[i_s]
-    local = dst if gm_is_src else src
     ctx = local.ctx
     if ctx is not None and ctx.bus.instructions:
         r, w = _acc(src, count, length, src_pitch), _acc(dst, count, length, dst_pitch)
@@ -193,7 +212,10 @@ def data_copy_nd2nz(dst: LocalTensor, src: GlobalTensor, params: Nd2NzParams) ->
         raise ConfigError(f"DataCopy(Nd2NzParams): the destination must be an L1 tensor, got {dst!r}")
     c0 = dst.dtype.c0
     i_s, i_d, width = _nd2nz_index(params, c0)
-    if i_s.size:
+    if i_s.size and not dst.computes:  # timing-only: the checks, no bytes
+        _gm_check(src, int(i_s.max()) + 1, "DataCopy(Nd2NzParams)", False)
+        dst.check(int(i_d.max()) + 1)
+    elif i_s.size:
         vals = _gm_view(src, int(i_s.max()) + 1, "DataCopy(Nd2NzParams)", False)[i_s]
         if width != params.d_value:
             vals = np.concatenate([vals, np.zeros(vals.shape[:2] + (width - params.d_value,), vals.dtype)], axis=2)

@@ -41,6 +41,10 @@ WholeReduceMax
 
 A data block whose elements are all masked out produces no result: ``BlockReduce*`` leaves that output element
 as it was (CATLASS never reads it: ``SetBlockReduceMask`` masks the same positions out of the next reduction).
+
+On a core of a timing-only launch (``LaunchParams(numerics=False)``, ``LocalTensor.computes`` False) every
+instruction makes the same operand and capacity checks and publishes the same event, and skips the numbers
+(``GetValue`` returns 0).
 """
 
 from __future__ import annotations
@@ -176,6 +180,11 @@ def _view_for(t: LocalTensor, idx: np.ndarray) -> np.ndarray:
     return t.view(need)
 
 
+def _check_for(t: LocalTensor, idx: np.ndarray) -> None:
+    """The capacity check of :func:`_view_for` without the bytes (timing-only cores)."""
+    t.check(int(idx.max()) + 1 if idx.size else 0)
+
+
 def element_runs(idx: np.ndarray) -> list[tuple[int, int, int, int]]:
     """Compress element offsets into ``(start, length, stride, count)`` runs (equal-length runs at a constant
     stride form one entry)."""
@@ -265,7 +274,10 @@ def _binary(op: str, dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, rep
     k_0 = (repeat, lanes, epb, params.src0_blk_stride, params.src0_rep_stride)
     k_1 = (repeat, lanes, epb, params.src1_blk_stride, params.src1_rep_stride)
     i_d, i_0, i_1 = _index(*k_d), _index(*k_0), _index(*k_1)
-    if i_d.size:
+    if i_d.size and not dst.computes:  # timing-only: the checks, no numbers
+        for t, i in ((src0, i_0), (src1, i_1), (dst, i_d)):
+            _check_for(t, i)
+    elif i_d.size:
         a = _compute_view(_view_for(src0, i_0)[i_0], dst)
         b = _compute_view(_view_for(src1, i_1)[i_1], dst)
         with np.errstate(all="ignore"):
@@ -313,7 +325,10 @@ def _unary(op: str, fn, dst: LocalTensor, src: LocalTensor, repeat: int, params:
     k_d = (repeat, lanes, _elements_per_block(dst), params.dst_blk_stride, params.dst_rep_stride)
     k_s = (repeat, lanes, _elements_per_block(src), params.src_blk_stride, params.src_rep_stride)
     i_d, i_s = _index(*k_d), _index(*k_s)
-    if i_d.size:
+    if i_d.size and not dst.computes:  # timing-only: the checks, no numbers
+        _check_for(src, i_s)
+        _check_for(dst, i_d)
+    elif i_d.size:
         with np.errstate(all="ignore"):
             res = fn(_view_for(src, i_s)[i_s])
         _view_for(dst, i_d)[i_d] = res
@@ -371,7 +386,9 @@ def duplicate(dst, scalar, repeat: int, dst_blk_stride: int = 1, dst_rep_stride:
     lanes = _current_lanes(dst.ctx, _lanes_per_repeat(dst))
     k_d = (repeat, lanes, _elements_per_block(dst), dst_blk_stride, dst_rep_stride)
     i_d = _index(*k_d)
-    if i_d.size:
+    if i_d.size and not dst.computes:  # timing-only: the check, no numbers
+        _check_for(dst, i_d)
+    elif i_d.size:
         _view_for(dst, i_d)[i_d] = _scalar(dst, scalar)
     _emit(dst, "Duplicate", (), ((dst, k_d),), i_d.size, {"dtype": dst.dtype.name, "repeat": repeat})
 
@@ -411,7 +428,9 @@ def _reduce_source(op: str, dst: LocalTensor, src: LocalTensor, repeat: int, src
     lanes = _lanes(mask, n)
     k_s = (repeat, lanes, epb, src_blk_stride, src_rep_stride)
     vals = None
-    if repeat and mask:
+    if repeat and mask and not dst.computes:  # timing-only: the check, no numbers (vals stays None)
+        _check_for(src, _index(*k_s))
+    elif repeat and mask:
         work = np.float32 if src.dtype == dt.BFLOAT16 else src.dtype.numpy
         vals = np.full((repeat, n), fill, dtype=work)
         i_s = _index(*k_s)
@@ -426,6 +445,8 @@ def _block_reduce(op: str, dst: LocalTensor, src: LocalTensor, repeat: int, dst_
     bits = bits.reshape(BLOCKS_PER_REPEAT, epb)
     active = tuple(np.flatnonzero(bits.any(axis=1)).tolist())
     k_d = (repeat, active, _elements_per_block(dst), dst_rep_stride)
+    if repeat and bits.any() and not dst.computes:
+        _check_for(dst, _block_out(*k_d))
     if vals is not None:
         vals = vals.reshape(repeat, BLOCKS_PER_REPEAT, epb)
         with np.errstate(all="ignore"):
@@ -457,6 +478,9 @@ def _whole_reduce(op: str, dst: LocalTensor, src: LocalTensor, repeat: int, dst_
     epb, bits, k_s, vals = _reduce_source(op, dst, src, repeat, src_blk_stride, src_rep_stride,
                                           0.0 if summing else -np.inf)
     k_d = (repeat, dst_rep_stride)
+    wrote = vals is not None or (repeat and bits.any() and not dst.computes)
+    if wrote and vals is None:  # timing-only
+        _check_for(dst, _strided(*k_d))
     if vals is not None:
         with np.errstate(all="ignore"):
             if summing:
@@ -465,7 +489,7 @@ def _whole_reduce(op: str, dst: LocalTensor, src: LocalTensor, repeat: int, dst_
                 res = vals.max(axis=-1)
         out = _strided(*k_d)
         _view_for(dst, out)[out] = _round_to(res, dst)
-    _emit(dst, op, ((src, k_s),), ((dst, k_d, _strided),) if vals is not None else (),
+    _emit(dst, op, ((src, k_s),), ((dst, k_d, _strided),) if wrote else (),
           repeat * len(k_s[1]), {"dtype": dst.dtype.name, "repeat": repeat})
 
 
@@ -493,7 +517,10 @@ def whole_reduce_max(dst, src, repeat: int, dst_rep_stride: int, src_blk_stride:
 def _count_op(op: str, fn, dst: LocalTensor, srcs: tuple, count: int, info=None) -> None:
     _check_ub(op, dst, *srcs)
     key = (count,)
-    if count:
+    if count and not dst.computes:  # timing-only: the checks, no numbers
+        for t in (*srcs, dst):
+            t.check(count)
+    elif count:
         with np.errstate(all="ignore"):
             res = fn(*(s.view(count) for s in srcs))
         dst.view(count)[:] = res
@@ -526,10 +553,16 @@ def vcast_count(dst, src, round_mode: RoundMode, count: int) -> None:
 def get_value(t: LocalTensor, index: int = 0):
     """Ascend C ``LocalTensor::GetValue(index)``: one scalar read of UB by the scalar unit (PIPE_S)."""
     _check_ub("GetValue", t)
-    value = t.view(index + 1)[index]
+    if not t.computes:  # timing-only: the check; the value is a number nobody computed
+        t.check(index + 1)
+        value = None
+    else:
+        value = t.view(index + 1)[index]
     ctx = t.ctx
     if ctx is not None and ctx.bus.instructions:
         ctx.emit(Pipe.S, "GetValue", local_reads=(t.access(index, 1),))
+    if value is None:
+        return 0
     return value.item() if t.dtype != dt.BFLOAT16 else float(value)
 
 
@@ -561,7 +594,10 @@ def brcb(dst: LocalTensor, src: LocalTensor, repeat: int, params: BrcbRepeatPara
     epb = _elements_per_block(dst)
     k_s = (repeat * BLOCKS_PER_REPEAT,)
     k_d = (repeat, epb, params.dst_blk_stride, params.dst_rep_stride)
-    if repeat:
+    if repeat and not dst.computes:  # timing-only: the checks, no numbers
+        src.check(repeat * BLOCKS_PER_REPEAT)
+        _check_for(dst, _brcb_dst(*k_d))
+    elif repeat:
         vals = src.view(repeat * BLOCKS_PER_REPEAT)
         if src.dtype.numpy != dst.dtype.numpy:
             vals = vals.view(dst.dtype.numpy)
@@ -590,7 +626,10 @@ def copy_ub_to_ub(dst: LocalTensor, src: LocalTensor, params: DataCopyParams) ->
     k_s = (params.block_count, burst, (params.block_len + params.src_stride) * epb)
     k_d = (params.block_count, burst, (params.block_len + params.dst_stride) * epb)
     i_s, i_d = _bursts(*k_s), _bursts(*k_d)
-    if i_d.size:
+    if i_d.size and not dst.computes:  # timing-only: the checks, no numbers
+        _check_for(src, i_s)
+        _check_for(dst, i_d)
+    elif i_d.size:
         vals = _view_for(src, i_s)[i_s]
         if src.dtype.numpy != dst.dtype.numpy:
             vals = vals.view(dst.dtype.numpy)

@@ -27,7 +27,7 @@ from catlass_py.arch.memory import GlobalTensor, LocalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.tile._region import gm_read, gm_region_access, gm_write
+from catlass_py.tile._region import gm_check, gm_read, gm_region_access, gm_write
 
 _STATE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _ATOMIC_TYPES = ("float32", "float16", "bfloat16", "int32", "int16", "int8")
@@ -78,14 +78,19 @@ class AtomicCopyL0CToGm:
         if atomic != dst.dtype:
             raise ConfigError(f"AtomicAdd: SetAtomicAdd<{atomic}> but the fixpipe stores {dst.dtype}")
         m, n = layout_dst.rows, layout_dst.cols
-        old = gm_read(dst, layout_dst, m, n, "Fixpipe (atomic add)") if m and n else None
+        compute = src.computes
+        fetch = gm_read if compute else gm_check  # timing-only: the same checks, no bytes
+        old = fetch(dst, layout_dst, m, n, "Fixpipe (atomic add)") if m and n else None
         self.inner(dst, src, layout_dst, layout_src, *args, **kwargs)
-        if old is None:
+        if not (m and n):
             return
-        new = gm_read(dst, layout_dst, m, n, "Fixpipe (atomic add)")
-        with np.errstate(all="ignore"):
-            total = (old + new).astype(old.dtype)
-        gm_write(dst, layout_dst, total, "Fixpipe (atomic add)")
+        if compute:
+            new = gm_read(dst, layout_dst, m, n, "Fixpipe (atomic add)")
+            with np.errstate(all="ignore"):
+                total = (old + new).astype(old.dtype)
+            gm_write(dst, layout_dst, total, "Fixpipe (atomic add)")
+        else:
+            gm_check(dst, layout_dst, m, n, "Fixpipe (atomic add)", write=True)
         if ctx.bus.instructions:
             region = gm_region_access(dst, layout_dst, m, n)
             ctx.emit(Pipe.FIX, "AtomicAdd", nbytes=dst.dtype.nbytes(m * n), gm_reads=region, gm_writes=region,

@@ -75,12 +75,14 @@ class CopyGmToL1Bias:
         count = layout_dst.shape[0] // self.c0 * self.c0
         if count == 0:
             return
-        row = src.view()  # from the pointer to the end of the allocation
-        take = min(count, row.size)
-        data = dst.view(count)
-        data[:take] = row[:take]
-        if take < count:
-            data[take:].view(np.uint8)[:] = 0xFF
+        take = min(count, src.size)  # GM elements from the pointer to the end of the allocation
+        if dst.computes:
+            data = dst.view(count)
+            data[:take] = src.view()[:take]
+            if take < count:
+                data[take:].view(np.uint8)[:] = 0xFF
+        else:  # timing-only: the same checks, no bytes
+            dst.check(count)
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
             ctx.emit(Pipe.MTE2, self.op_name, nbytes=self.gm_type.element.nbytes(count),
@@ -111,7 +113,11 @@ class CopyL1ToBT:
         count = ceil_div(layout_dst.shape[0], self.per_unit) * self.per_unit
         if count == 0:
             return
-        dst.view(count)[:] = src.view(count).astype(self.bt_type.element.numpy)
+        if dst.computes:
+            dst.view(count)[:] = src.view(count).astype(self.bt_type.element.numpy)
+        else:  # timing-only: the same checks, no bytes
+            src.check(count)
+            dst.check(count)
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
             ctx.emit(Pipe.MTE1, self.op_name, nbytes=self.l1_type.element.nbytes(count),

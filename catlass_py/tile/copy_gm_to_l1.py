@@ -18,8 +18,10 @@ from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import l1_type as _l1_type
 from catlass_py.layout import ColumnMajor, PaddingColumnMajor, PaddingRowMajor, RowMajor, nZ, zN
 from catlass_py.tile._region import (
+    gm_check,
     gm_read,
     gm_region_access,
+    local_check,
     local_write,
     pad_cols,
     pad_rows,
@@ -77,10 +79,14 @@ class CopyGmToL1:
         elif isinstance(layout_src, PaddingColumnMajor):  # Nd2Nz with srcDValue = stride(2)
             layout_src = ColumnMajor(rows, cols, layout_src.stride[2])
         _fits(layout_dst, rows, cols, what)
-        data, dmas, read = self._gather(src, layout_src, rows, cols, what)
+        compute = dst.computes
+        data, shape, dmas, read = self._gather(src, layout_src, rows, cols, what, compute)
         # The zero fill of the last 32-byte chunk may reach into the layout's padding columns.
-        layout_l1 = layout_dst.get_tile_layout(*data.shape)
-        local_write(dst, layout_l1, data, what)
+        layout_l1 = layout_dst.get_tile_layout(*shape)
+        if compute:
+            local_write(dst, layout_l1, data, what)
+        else:  # timing-only: the same checks, no bytes
+            local_check(dst, layout_l1, *shape, what, write=True)
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
             read_layout, read_rows, read_cols = read
@@ -88,30 +94,37 @@ class CopyGmToL1:
                 Pipe.MTE2, self.op_name, nbytes=self.gm_type.element.nbytes(rows * cols),
                 gm_reads=(gm_region_access(src, read_layout, read_rows, read_cols) if read_layout is not None
                           else (span_access(src, read_rows),)),
-                local_writes=region_access(dst, layout_l1, *data.shape),
+                local_writes=region_access(dst, layout_l1, *shape),
                 info={"rows": rows, "cols": cols, "dmas": dmas},
             )
 
-    def _gather(self, src, layout_src, rows, cols, what) -> tuple[np.ndarray, int, tuple]:
-        """The region as it lands in L1 (with the zero fill), the number of DMA instructions issued and what
-        was read from GM: ``(layout, rows, cols)`` of a region, or ``(None, n, 0)`` for ``n`` contiguous
-        elements from the pointer."""
+    def _gather(self, src, layout_src, rows, cols, what, compute=True) -> tuple:
+        """``(data, shape, dmas, read)``: the region as it lands in L1 (with the zero fill; None when not
+        ``compute``-ing, i.e. on a timing-only core, which makes the same checks without reading GM), its
+        (rows, cols) in L1, the number of DMA instructions issued and what was read from GM: ``(layout, rows,
+        cols)`` of a region, or ``(None, n, 0)`` for ``n`` contiguous elements from the pointer."""
         if rows == 0 or cols == 0:
-            return np.zeros((rows, cols), self.gm_type.element.numpy), 0, (None, 0, 0)
-        data = gm_read(src, layout_src, rows, cols, what)
+            data = np.zeros((rows, cols), self.gm_type.element.numpy) if compute else None
+            return data, (rows, cols), 0, (None, 0, 0)
+        fetch = gm_read if compute else gm_check
         if isinstance(layout_src, RowMajor):
-            return (pad_cols(data, round_up(cols, self.c0)), (rows if layout_src.stride[0] >= STRIDE_LIMIT else 1),
-                    (layout_src, rows, cols))
+            data = fetch(src, layout_src, rows, cols, what)
+            width = round_up(cols, self.c0)
+            return ((pad_cols(data, width) if compute else None), (rows, width),
+                    (rows if layout_src.stride[0] >= STRIDE_LIMIT else 1), (layout_src, rows, cols))
         if isinstance(layout_src, ColumnMajor):
-            return (pad_rows(data, round_up(rows, self.c0)), (cols if layout_src.stride[1] >= STRIDE_LIMIT else 1),
-                    (layout_src, rows, cols))
+            data = fetch(src, layout_src, rows, cols, what)
+            height = round_up(rows, self.c0)
+            return ((pad_rows(data, height) if compute else None), (height, cols),
+                    (cols if layout_src.stride[1] >= STRIDE_LIMIT else 1), (layout_src, rows, cols))
         # zN -> zN / nZ -> nZ move whole 32-byte panels (the panel's padding travels with it): widen the
         # source tile layout (same strides) so that the padding columns (rows) of the last panel are addressable.
         if isinstance(layout_src, zN):
             wide = layout_src.get_tile_layout(rows, round_up(cols, self.c0))
         else:
             wide = layout_src.get_tile_layout(round_up(rows, self.c0), cols)
-        return gm_read(src, wide, wide.rows, wide.cols, what), 1, (wide, wide.rows, wide.cols)
+        return (fetch(src, wide, wide.rows, wide.cols, what), (wide.rows, wide.cols), 1,
+                (wide, wide.rows, wide.cols))
 
 
 class CopyGmToL1GMMPTD(CopyGmToL1):
@@ -135,18 +148,22 @@ class CopyGmToL1GMMPTD(CopyGmToL1):
             raise ConfigError(f"CopyGmToL1GMMPTD copies RowMajor operands only, got {gm_type.layout.__name__}")
         super().__init__(arch, gm_type, l1_type)
 
-    def _gather(self, src, layout_src, rows, cols, what):
+    def _gather(self, src, layout_src, rows, cols, what, compute=True):
         if rows == 1 and cols > 0:
             width = round_up(cols, self.c0)
-            row = src.view()  # from the row start to the end of the allocation
-            if row.size < cols:  # the row itself must lie in GM; only the last chunk's overhang may not
-                gm_read(src, layout_src, rows, cols, what)  # raises OutOfBoundsError naming the tensor
-            take = min(width, row.size)
-            data = np.empty((1, width), dtype=row.dtype)
-            data[0, :take] = row[:take]
-            if take < width:
-                data[0, take:].view(np.uint8)[:] = 0xFF
-            return data, 1, (None, take, 0)
+            size = src.size  # elements from the row start to the end of the allocation
+            if size < cols:  # the row itself must lie in GM; only the last chunk's overhang may not
+                gm_read(src, layout_src, rows, cols, what) if compute else gm_check(src, layout_src, rows, cols, what)
+            take = min(width, size)
+            data = None
+            if compute:
+                row = src.view()
+                data = np.empty((1, width), dtype=row.dtype)
+                data[0, :take] = row[:take]
+                if take < width:
+                    data[0, take:].view(np.uint8)[:] = 0xFF
+            return data, (1, width), 1, (None, take, 0)
         if cols == self.c0 and layout_src.stride[0] == self.c0:
-            return gm_read(src, layout_src, rows, cols, what), 1, (layout_src, rows, cols)
-        return super()._gather(src, layout_src, rows, cols, what)
+            data = gm_read(src, layout_src, rows, cols, what) if compute else gm_check(src, layout_src, rows, cols, what)
+            return data, (rows, cols), 1, (layout_src, rows, cols)
+        return super()._gather(src, layout_src, rows, cols, what, compute)

@@ -14,9 +14,11 @@ from catlass_py.errors import AlignmentError, ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.tile._region import (
+    gm_check,
     gm_read,
     gm_region_access,
     gm_write,
+    local_check,
     local_read,
     local_write,
     region_access,
@@ -63,16 +65,25 @@ class CopyGm2Ub:
 
     def __call__(self, dst: LocalTensor, src: GlobalTensor, layout_dst, layout_src) -> None:
         _check_dtypes("CopyGm2Ub", self.gm_type, src, dst, "in")
+        compute = dst.computes
         if isinstance(layout_src, VectorLayout):
             n = layout_src.shape[0]
-            data = gm_read(src, layout_src, n, None, "CopyGm2Ub") if n else src.view(0)
-            dst.view(n)[:] = data
+            if compute:
+                data = gm_read(src, layout_src, n, None, "CopyGm2Ub") if n else src.view(0)
+                dst.view(n)[:] = data
+            else:  # timing-only: the same checks, no bytes
+                gm_check(src, layout_src, n, None, "CopyGm2Ub")
+                dst.check(n)
             rows, cols = 1, n
         else:
             _check_ub_pitch("CopyGm2Ub", layout_dst, self.gm_type)
             rows, cols = layout_src.rows, layout_src.cols
             if rows and cols:
-                local_write(dst, layout_dst, gm_read(src, layout_src, rows, cols, "CopyGm2Ub"), "CopyGm2Ub")
+                if compute:
+                    local_write(dst, layout_dst, gm_read(src, layout_src, rows, cols, "CopyGm2Ub"), "CopyGm2Ub")
+                else:
+                    gm_check(src, layout_src, rows, cols, "CopyGm2Ub")
+                    local_check(dst, layout_dst, rows, cols, "CopyGm2Ub", write=True)
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
             if isinstance(layout_src, VectorLayout):
@@ -97,16 +108,25 @@ class CopyUb2Gm:
 
     def __call__(self, dst: GlobalTensor, src: LocalTensor, layout_dst, layout_src) -> None:
         _check_dtypes("CopyUb2Gm", self.gm_type, dst, src, "out")
+        compute = src.computes
         if isinstance(layout_dst, VectorLayout):
             n = layout_dst.shape[0]
             if n:
-                gm_write(dst, layout_dst, src.view(n), "CopyUb2Gm")
+                if compute:
+                    gm_write(dst, layout_dst, src.view(n), "CopyUb2Gm")
+                else:  # timing-only: the same checks, no bytes
+                    src.check(n)
+                    gm_check(dst, layout_dst, n, None, "CopyUb2Gm", write=True)
             rows, cols = 1, n
         else:
             _check_ub_pitch("CopyUb2Gm", layout_src, self.gm_type)
             rows, cols = layout_dst.rows, layout_dst.cols
             if rows and cols:
-                gm_write(dst, layout_dst, local_read(src, layout_src, rows, cols, "CopyUb2Gm"), "CopyUb2Gm")
+                if compute:
+                    gm_write(dst, layout_dst, local_read(src, layout_src, rows, cols, "CopyUb2Gm"), "CopyUb2Gm")
+                else:
+                    local_check(src, layout_src, rows, cols, "CopyUb2Gm")
+                    gm_check(dst, layout_dst, rows, cols, "CopyUb2Gm", write=True)
         ctx = src.ctx
         if ctx is not None and ctx.bus.instructions:
             if isinstance(layout_dst, VectorLayout):

@@ -18,7 +18,15 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.layout import RowMajor, zN
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.tile._region import gm_region_access, gm_write, local_read, region_access, span_access
+from catlass_py.tile._region import (
+    gm_check,
+    gm_region_access,
+    gm_write,
+    local_check,
+    local_read,
+    region_access,
+    span_access,
+)
 from catlass_py.tile.quant import (
     VECTOR_MODES,
     ScaleGranularity,
@@ -67,15 +75,21 @@ class CopyL0CToGm:
             m, n = layout_dst.padded_shape
             layout_dst = layout_dst.get_tile_layout(m, n)
             layout_src = layout_src.get_tile_layout(m, n)
-        acc = local_read(src, layout_src, m, n, "CopyL0CToGm")
-        if self.quant_mode in VECTOR_MODES:
-            if scale is None:
-                raise ConfigError("CopyL0CToGm: PER_CHANNEL quantisation needs the FB scale tensor")
-            factor = m1_scale(scale.view(n))[None, :]
-        else:
-            factor = m1_scale(self.scale_word)
-        out = fixpipe_convert(acc, self.quant_mode, self.gm_type.element, scale=factor, relu=self.relu)
-        gm_write(dst, layout_dst, out, "CopyL0CToGm")
+        if self.quant_mode in VECTOR_MODES and scale is None:
+            raise ConfigError("CopyL0CToGm: PER_CHANNEL quantisation needs the FB scale tensor")
+        if src.computes:
+            acc = local_read(src, layout_src, m, n, "CopyL0CToGm")
+            if self.quant_mode in VECTOR_MODES:
+                factor = m1_scale(scale.view(n))[None, :]
+            else:
+                factor = m1_scale(self.scale_word)
+            out = fixpipe_convert(acc, self.quant_mode, self.gm_type.element, scale=factor, relu=self.relu)
+            gm_write(dst, layout_dst, out, "CopyL0CToGm")
+        else:  # timing-only: the same checks, no bytes
+            local_check(src, layout_src, m, n, "CopyL0CToGm")
+            if self.quant_mode in VECTOR_MODES:
+                scale.check(n)
+            gm_check(dst, layout_dst, m, n, "CopyL0CToGm", write=True)
         ctx = src.ctx
         if ctx is not None and ctx.bus.instructions:
             reads = region_access(src, layout_src, m, n)

@@ -19,7 +19,14 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import element_accumulator, l0a_layout, l0b_layout
 from catlass_py.layout import L0C
-from catlass_py.tile._region import local_accumulate, local_read, local_write, region_access, span_access
+from catlass_py.tile._region import (
+    local_accumulate,
+    local_check,
+    local_read,
+    local_write,
+    region_access,
+    span_access,
+)
 
 # int8 products are at most 2**14 in magnitude, so a float32 dot product of up to 1024 of them is exact
 # (partial sums stay within 2**24); int4 products are at most 2**6.
@@ -62,6 +69,25 @@ class TileMmad:
         if m == 0 or n == 0:
             return
         layout_a, layout_b, layout_c = self._layouts(m, n, k)
+        if l0c.computes:
+            self._compute(l0c, l0a, l0b, m, n, k, init_c, bias, layout_a, layout_b, layout_c)
+        else:  # timing-only: the same checks, no bytes
+            self._check_only(l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, bias)
+        ctx = l0c.ctx
+        if ctx is not None and ctx.bus.instructions:
+            c_region = region_access(l0c, layout_c, m, n)
+            reads = ((region_access(l0a, layout_a, m, k) + region_access(l0b, layout_b, k, n)) if k else ())
+            if bias is not None:
+                reads += (span_access(bias, n),)
+            elif not init_c:
+                reads += c_region  # C += A @ B reads the accumulator it updates
+            ctx.emit(Pipe.M, "Mmad", flops=2 * m * n * k,
+                     nbytes=self.element_a.nbytes(m * k) + self.element_b.nbytes(k * n),
+                     local_reads=reads, local_writes=c_region, unit_flag=unit_flag,
+                     info={"m": m, "n": n, "k": k, "init_c": init_c, "dtype": self.element_a.name})
+
+    def _compute(self, l0c, l0a, l0b, m, n, k, init_c, bias, layout_a, layout_b, layout_c) -> None:
+        """The Mmad's data work: C = A @ B (or C += A @ B, or C = bias + A @ B) in L0C."""
         if k == 0:
             acc = None
         else:
@@ -80,18 +106,15 @@ class TileMmad:
             else:
                 c = np.zeros((m, n), acc_t) if acc is None else acc.astype(acc_t, copy=False)
             local_write(l0c, layout_c, c, "TileMmad (C)")
-        ctx = l0c.ctx
-        if ctx is not None and ctx.bus.instructions:
-            c_region = region_access(l0c, layout_c, m, n)
-            reads = ((region_access(l0a, layout_a, m, k) + region_access(l0b, layout_b, k, n)) if k else ())
-            if bias is not None:
-                reads += (span_access(bias, n),)
-            elif not init_c:
-                reads += c_region  # C += A @ B reads the accumulator it updates
-            ctx.emit(Pipe.M, "Mmad", flops=2 * m * n * k,
-                     nbytes=self.element_a.nbytes(m * k) + self.element_b.nbytes(k * n),
-                     local_reads=reads, local_writes=c_region, unit_flag=unit_flag,
-                     info={"m": m, "n": n, "k": k, "init_c": init_c, "dtype": self.element_a.name})
+
+    def _check_only(self, l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, bias) -> None:
+        """The capacity checks of the Mmad's reads and writes, without computing (timing-only runs)."""
+        if k:
+            local_check(l0a, layout_a, m, k, "TileMmad (A)")
+            local_check(l0b, layout_b, k, n, "TileMmad (B)")
+        if bias is not None:
+            bias.check(n)
+        local_check(l0c, layout_c, m, n, "TileMmad (C)", write=True)
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 - the tile op is immutable and lives as long as its kernel
     def _layouts(self, m: int, n: int, k: int):

@@ -38,6 +38,12 @@ def _emit(t: LocalTensor, op: str, elements: int, reads=(), writes=(), **info) -
                  local_writes=tuple(span_access(w, n) for w, n in writes))
 
 
+def _checks(*operands) -> None:
+    """The capacity checks of the ``(tensor, elements)`` views an op would take (timing-only runs)."""
+    for t, n in operands:
+        t.check(n)
+
+
 def _ub(t: LocalTensor, op: str) -> None:
     if t.position != "UB":
         raise ConfigError(f"{op}: operands must live in UB, got a {t.position} tensor")
@@ -48,8 +54,11 @@ def vector_cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count
     (``RoundMode.NONE`` for exact widening such as bf16 -> fp32)."""
     _ub(dst, "Cast")
     _ub(src, "Cast")
-    values = src.view(count)
-    dst.view(count)[:] = _cast(values, dst.dtype, round_mode)
+    if dst.computes:
+        dst.view(count)[:] = _cast(src.view(count), dst.dtype, round_mode)
+    else:  # timing-only: the same checks (the conversion's too, on no elements), no bytes
+        _checks((src, count), (dst, count))
+        _cast(np.empty(0, src.dtype.numpy), dst.dtype, round_mode)
     _emit(dst, "Cast", count, ((src, count),), ((dst, count),), src=src.dtype.name, dst=dst.dtype.name,
           mode=round_mode.name)
 
@@ -57,7 +66,10 @@ def vector_cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count
 def duplicate(dst: LocalTensor, value, count: int) -> None:
     """Ascend C ``Duplicate(dst, value, count)``: fill ``count`` elements with ``value``."""
     _ub(dst, "Duplicate")
-    dst.view(count)[:] = value
+    if dst.computes:
+        dst.view(count)[:] = value
+    else:  # timing-only: the same checks, no bytes
+        dst.check(count)
     _emit(dst, "Duplicate", count, (), ((dst, count),))
 
 
@@ -83,8 +95,11 @@ class TileRowBroadcastMul:
 
     def __call__(self, out: LocalTensor, in0: LocalTensor, in1: LocalTensor) -> None:
         r, c = self.tile_shape
-        res = in0.view(r * c).reshape(r, c) * in1.view(c)
-        out.view(r * c).reshape(r, c)[:] = res
+        if out.computes:
+            res = in0.view(r * c).reshape(r, c) * in1.view(c)
+            out.view(r * c).reshape(r, c)[:] = res
+        else:  # timing-only: the same checks, no bytes
+            _checks((in0, r * c), (in1, c), (out, r * c))
         _emit(out, "TileRowBroadcastMul", r * c, ((in0, r * c), (in1, c)), ((out, r * c),))
 
 
@@ -102,7 +117,10 @@ class TileBroadcastOneBlk:
 
     def __call__(self, out: LocalTensor, src: LocalTensor) -> None:
         n, b = self.compute_length, self.blk
-        out.view(n * b).reshape(n, b)[:] = src.view(n)[:, None]
+        if out.computes:
+            out.view(n * b).reshape(n, b)[:] = src.view(n)[:, None]
+        else:  # timing-only: the same checks, no bytes
+            _checks((out, n * b), (src, n))
         _emit(out, "TileBroadcastOneBlk", n * b, ((src, n),), ((out, n * b),))
 
 
@@ -125,9 +143,12 @@ class TileOneBlkColumnBroadcastMul:
     def __call__(self, out: LocalTensor, in0: LocalTensor, in1: LocalTensor) -> None:
         r, c = self.tile_shape
         b = self.blk
-        blocks = in1.view(r * b).reshape(r, 1, b)
-        res = in0.view(r * c).reshape(r, c // b, b) * blocks
-        out.view(r * c).reshape(r, c // b, b)[:] = res
+        if out.computes:
+            blocks = in1.view(r * b).reshape(r, 1, b)
+            res = in0.view(r * c).reshape(r, c // b, b) * blocks
+            out.view(r * c).reshape(r, c // b, b)[:] = res
+        else:  # timing-only: the same checks, no bytes
+            _checks((in1, r * b), (in0, r * c), (out, r * c))
         _emit(out, "TileOneBlkColumnBroadcastMul", r * c, ((in0, r * c), (in1, r * b)), ((out, r * c),))
 
 

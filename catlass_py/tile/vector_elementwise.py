@@ -51,15 +51,24 @@ def _emit(t: LocalTensor, op: str, count: int, *sources: LocalTensor) -> None:
                  local_writes=(span_access(t, count),))
 
 
+def _checks(count: int, *tensors: LocalTensor) -> None:
+    """The capacity checks of the ``count``-element views an instruction would take (timing-only runs)."""
+    for t in tensors:
+        t.check(count)
+
+
 def _scalar(t: LocalTensor, value):
     return np.asarray(value).astype(t.dtype.numpy)[()]
 
 
 def _binary(op: str, fn, dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
     _check_ub(op, dst, src0, src1)
-    with np.errstate(all="ignore"):
-        res = fn(src0.view(count), src1.view(count))
-    dst.view(count)[:] = res
+    if dst.computes:
+        with np.errstate(all="ignore"):
+            res = fn(src0.view(count), src1.view(count))
+        dst.view(count)[:] = res
+    else:  # timing-only: the same checks, no bytes
+        _checks(count, src0, src1, dst)
     _emit(dst, op, count, src0, src1)
 
 
@@ -81,27 +90,36 @@ def vector_div(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: in
 def vector_muls(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
     """Ascend C ``Muls(dst, src, scalar, count)``: ``dst[i] = src[i] * scalar``."""
     _check_ub("Muls", dst, src)
-    with np.errstate(all="ignore"):
-        res = src.view(count) * _scalar(src, scalar)
-    dst.view(count)[:] = res
+    if dst.computes:
+        with np.errstate(all="ignore"):
+            res = src.view(count) * _scalar(src, scalar)
+        dst.view(count)[:] = res
+    else:  # timing-only: the same checks, no bytes
+        _checks(count, src, dst)
     _emit(dst, "Muls", count, src)
 
 
 def vector_adds(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
     """Ascend C ``Adds(dst, src, scalar, count)``: ``dst[i] = src[i] + scalar``."""
     _check_ub("Adds", dst, src)
-    with np.errstate(all="ignore"):
-        res = src.view(count) + _scalar(src, scalar)
-    dst.view(count)[:] = res
+    if dst.computes:
+        with np.errstate(all="ignore"):
+            res = src.view(count) + _scalar(src, scalar)
+        dst.view(count)[:] = res
+    else:  # timing-only: the same checks, no bytes
+        _checks(count, src, dst)
     _emit(dst, "Adds", count, src)
 
 
 def vector_exp(dst: LocalTensor, src: LocalTensor, count: int) -> None:
     """Ascend C ``Exp(dst, src, count)``: ``dst[i] = e ** src[i]`` (numpy's exp in the element type)."""
     _check_ub("Exp", dst, src)
-    with np.errstate(all="ignore"):
-        res = np.exp(src.view(count))
-    dst.view(count)[:] = res
+    if dst.computes:
+        with np.errstate(all="ignore"):
+            res = np.exp(src.view(count))
+        dst.view(count)[:] = res
+    else:  # timing-only: the same checks, no bytes
+        _checks(count, src, dst)
     _emit(dst, "Exp", count, src)
 
 
@@ -109,10 +127,13 @@ def vector_axpy(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
     """Ascend C ``Axpy(dst, src, scalar, count)``: ``dst[i] = src[i] * scalar + dst[i]`` (product and sum
     each rounded)."""
     _check_ub("Axpy", dst, src)
-    with np.errstate(all="ignore"):
-        prod = src.view(count) * _scalar(src, scalar)
-        res = prod + dst.view(count)
-    dst.view(count)[:] = res
+    if dst.computes:
+        with np.errstate(all="ignore"):
+            prod = src.view(count) * _scalar(src, scalar)
+            res = prod + dst.view(count)
+        dst.view(count)[:] = res
+    else:  # timing-only: the same checks, no bytes
+        _checks(count, src, dst)
     _emit(dst, "Axpy", count, src, dst)
 
 

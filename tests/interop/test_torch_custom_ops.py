@@ -19,13 +19,16 @@ CATLASS_NAMES = {
     "matmul_add", "matmul_bias", "grouped_matmul_slice_m_per_token_dequant_moe",
     "grouped_matmul_slice_m_per_token_dequant", "grouped_matmul_slice_k_per_token_dequant", "splitk_matmul",
     "quant_matmul", "matmul_relu", "matmul_gelu", "matmul_silu", "single_core_splitk_matmul", "streamk_matmul",
+    "optimized_matmul", "basic_matmul_preload_zN", "flash_attention_infer", "mla",
 }
+#: operators whose torch_catlass name is spelled differently from the Python function
+TORCH_SPELLING = {"basic_matmul_preload_zn": "basic_matmul_preload_zN"}
 
 
 def test_every_operator_is_registered_under_its_catlass_name():
     import catlass_py.ops
 
-    assert set(ct.registered()) == set(catlass_py.ops.__all__)
+    assert set(ct.registered()) == {TORCH_SPELLING.get(name, name) for name in catlass_py.ops.__all__}
     assert set(ct.registered()) - CATLASS_NAMES == {"transpose_quant_batch_matmul"}  # pypto-gym, not CATLASS
     for name in ct.registered():
         assert hasattr(torch.ops.catlass_py, name)
@@ -141,3 +144,42 @@ def test_the_layer_traces_with_fake_tensors():
                                                torch.rand(12).bfloat16())]
         out = torch.ops.catlass_py.grouped_matmul_slice_m_per_token_dequant(*args)
     assert out.shape == (12, 32) and out.dtype == torch.bfloat16
+
+
+def test_examples_06_and_21_as_torch_catlass_calls_them():
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(40, 64, generator=g).half()
+    b = torch.randn(64, 48, generator=g).half()
+    want = a.float() @ b.float()
+    for op in (torch.ops.catlass_py.optimized_matmul, torch.ops.catlass_py.basic_matmul_preload_zN):
+        c = op(a, b, coreNum=2)
+        assert c.dtype == torch.float16 and c.shape == (40, 48)
+        assert torch.allclose(c.float(), want, rtol=2 ** -8, atol=2e-2)
+        assert torch.equal(op(a, b.T.contiguous(), transB=True, coreNum=2), c)  # nZ / column-major B
+    assert torch.equal(torch.ops.catlass_py.optimized_matmul(a.T.contiguous(), b, transA=True, coreNum=2),
+                       torch.ops.catlass_py.optimized_matmul(a, b, coreNum=2))
+    torch.library.opcheck(torch.ops.catlass_py.basic_matmul_preload_zN.default, (a, b), {"coreNum": 2},
+                          test_utils=("test_schema", "test_faketensor"))
+
+
+def test_attention_ops_follow_torch_catlass_arguments():
+    from catlass_py import golden_attention
+    from catlass_py.data_attention import example19_inputs, example23_inputs
+
+    x = example23_inputs(2, 40, 300, 4, 2, 64, 0, 1)
+    t = {name: torch.from_numpy(getattr(x, name)) for name in ("q", "k", "v", "block_table", "q_seqlen", "kv_seqlen")}
+    o = torch.ops.catlass_py.flash_attention_infer(t["q"], t["k"], t["v"], t["q_seqlen"], t["kv_seqlen"], None,
+                                                   t["block_table"], "TND", 4, 2, 1, coreNum=2)
+    want = golden_attention.flash_attention_infer(x.q, x.k, x.v, x.q_seqlen, x.kv_seqlen, x.block_table, causal=True)
+    assert o.dtype == torch.float16 and np.abs(o.float().numpy() - want.astype(np.float32)).max() < 2e-2
+    with pytest.raises(ValueError, match="sparse_mode"):
+        torch.ops.catlass_py.flash_attention_infer(t["q"], t["k"], t["v"], t["q_seqlen"], t["kv_seqlen"], None,
+                                                   t["block_table"], "TND", 4, 2, 2, coreNum=2)
+    m = example19_inputs(1, (1,), (200,), 8, 4, 128)
+    args = [torch.from_numpy(getattr(m, name)) for name in ("q", "q_rope", "k", "k_rope", "q_seqlen", "kv_seqlen",
+                                                            "block_table")]
+    o = torch.ops.catlass_py.mla(*args, 8, 1, 0, coreNum=2)
+    high, _ = golden_attention.mla(m.q, m.q_rope, m.k, m.k_rope, m.block_table, m.q_seqlen, m.kv_seqlen)
+    assert o.shape == (1, 8, 512) and np.abs(o.float().numpy() - high).max() < 2e-2
+    torch.library.opcheck(torch.ops.catlass_py.mla.default, (*args, 8), {"coreNum": 2},
+                          test_utils=("test_schema", "test_faketensor"))

@@ -64,6 +64,10 @@ class MLABlockMmadSpec(BlockMmadSpec):
         if tuple(self.l1_tile_shape) != (128, 128, 576):
             raise ConfigError(f"{what}: L1TileShape must be (128, 128, 576) (L1TileShape::K is the 512 + 64 head "
                               f"dimensions), got {tuple(self.l1_tile_shape)}")
+        if tuple(self.l0_tile_shape) != tuple(self.l1_tile_shape):
+            raise ConfigError(f"{what}: L0TileShape must equal L1TileShape (the MLA blocks cut their own "
+                              f"128-wide L0 pieces from the L1 tile), got L1 {tuple(self.l1_tile_shape)}, "
+                              f"L0 {tuple(self.l0_tile_shape)}")
         arch = self.arch
         stages = policy.STAGES
         self.l0a_pingpong_size = arch.l0a_size // stages

@@ -27,6 +27,7 @@ from catlass_py.tile.pto.quant_reg import (
     CTRL,
     FPC,
     QUANT_PRE,
+    checked_quant_vector_address,
     get_quant_scalar,
     quant_vector_address,
     quant_vector_words,
@@ -194,5 +195,18 @@ def fixpipe_reads(ctx, mode: QuantMode, n: int, col0: int = 0) -> tuple:
     return tuple(reads)
 
 
-__all__ = ["DEFAULT_OPTIONS", "FixpipeOptions", "LayoutMode", "ReluPreMode", "fixpipe_apply", "fixpipe_reads",
+def fixpipe_check(ctx, n: int, mode: QuantMode, *, col0: int = 0, options: FixpipeOptions = DEFAULT_OPTIONS) -> None:
+    """The register checks :func:`fixpipe_apply` makes for an ``n``-column transfer, without converting anything
+    (timing-only runs): QUANT_PRE written for scalar modes, FPC written and the quant words inside the fixpipe
+    buffer for vector modes."""
+    if mode.is_scaled:
+        if mode.is_vector:
+            checked_quant_vector_address(ctx, col0 + n)
+        else:
+            get_quant_scalar(ctx)
+    saturating(ctx, options.ctrl48_polarity)
+
+
+__all__ = ["DEFAULT_OPTIONS", "FixpipeOptions", "LayoutMode", "ReluPreMode", "fixpipe_apply", "fixpipe_check",
+           "fixpipe_reads",
            "pre_quant_mode"]

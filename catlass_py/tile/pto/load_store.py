@@ -16,19 +16,20 @@ from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.layout import ColumnMajor, RowMajor, nN, zN, zZ
 from catlass_py.numerics.packing import unpack_fp4
-from catlass_py.tile._region import gm_read, gm_write, region_access
+from catlass_py.tile._region import gm_check, gm_read, gm_write, region_access
 from catlass_py.tile.pto._common import emit, listening, region
 from catlass_py.tile.pto.fixpipe import (
     DEFAULT_OPTIONS,
     FixpipeOptions,
     ReluPreMode,
     fixpipe_apply,
+    fixpipe_check,
     fixpipe_reads,
     pre_quant_mode,
 )
 from catlass_py.tile.pto.quant_reg import FPC, QUANT_PRE, point_fpc, set_quant_pre
 from catlass_py.tile.pto.tile import PadValue, SLayout, Tile, TileType, pad_element
-from catlass_py.tile.pto.tmov import _padded_write
+from catlass_py.tile.pto.tmov import _padded_shape, _padded_write
 from catlass_py.tile.quant import QuantMode
 
 MX_FORMATS = ("MX_A_ND", "MX_A_DN", "MX_A_ZZ", "MX_B_ND", "MX_B_DN", "MX_B_NN")
@@ -162,23 +163,31 @@ def _gm_region(gm: GlobalTensor, layout, rows: int, cols: int, what: str) -> np.
     return gm_read(gm, layout, rows, cols, what)
 
 
-def _pad_partial_block(dst: Tile, rows: int, cols: int) -> tuple[int, int]:
+def _gm_region_check(gm: GlobalTensor, layout, rows: int, cols: int, what: str, *, write: bool = False) -> None:
+    """The bounds checks of :func:`_gm_region` (or of the write of TSTORE) without the bytes (timing-only runs)."""
+    if gm.dtype.packed and not write:
+        gm.check(layout.plan(rows, cols, 1).max_offset + 1, what=what)
+    else:
+        gm_check(gm, layout, rows, cols, what, write=write)
+
+
+def _pad_partial_block(dst: Tile, rows: int, cols: int, *, write: bool = True) -> tuple[int, int]:
     """TLOAD's DMA pad (``TLoadGm2ubNd2nd`` / ``Dn2dn`` of ``include/pto/common/arch/memory/tload_common.hpp``):
     with a PadVal other than Null, each valid row of an ND Vec tile is filled from ``cols`` up to the next
     32-byte boundary with the pad value (each valid column of a DN tile from ``rows``). Returns the padded
-    region's shape."""
+    region's shape (``write=False``: only the shape, for timing-only runs)."""
     if dst.loc is not TileType.Vec or dst.pad is PadValue.Null or dst.fmt not in ("ND", "DN") or dst.dtype.packed:
         return rows, cols
     blk = 32 * 8 // dst.dtype.bits
     fill = pad_element(dst.pad, dst.dtype)
     if dst.fmt == "ND":
         end = min(dst.cols, -(-cols // blk) * blk)
-        if end > cols and rows:
+        if write and end > cols and rows:
             block = np.broadcast_to(fill, (rows, end - cols))
             dst.layout.write(dst.elements(), np.concatenate([dst.read(rows, cols), block], axis=1))
         return rows, end
     end = min(dst.rows, -(-rows // blk) * blk)
-    if end > rows and cols:
+    if write and end > rows and cols:
         block = np.broadcast_to(fill, (end - rows, cols))
         dst.layout.write(dst.elements(), np.concatenate([dst.read(rows, cols), block], axis=0))
     return end, cols
@@ -197,23 +206,36 @@ def tload(dst: Tile, src: GlobalTensor, layout) -> None:
     rows, cols = dst.valid
     if layout.rows < rows or layout.cols < cols:
         raise ArgumentError(f"TLOAD: the GM layout {layout!r} does not cover the tile's {rows}x{cols} valid region")
+    computes = dst.computes
     if isinstance(layout, MxGmStack):
-        data = np.empty((rows, cols), dtype=dst.dtype.numpy)
+        data = np.empty((rows, cols), dtype=dst.dtype.numpy) if computes else None
         gm_reads = []
         for off, r0, c0, r, c in layout.slices(rows, cols):
-            data[r0:r0 + r, c0:c0 + c] = _gm_region(src[off], layout.part, r, c, "TLOAD")
+            if computes:
+                data[r0:r0 + r, c0:c0 + c] = _gm_region(src[off], layout.part, r, c, "TLOAD")
+            else:  # timing-only: the bounds check, no bytes
+                _gm_region_check(src[off], layout.part, r, c, "TLOAD")
             if listening(dst.ctx):
                 gm_reads.extend(region_access(src[off], layout.part, r, c))
-    else:
+    elif computes:
         data = _gm_region(src, layout, rows, cols, "TLOAD")
         gm_reads = None
-    if dst.dtype.packed and not dst.dtype.codes:
-        data = data.view(dst.dtype.numpy)
-    if dst.slayout is not SLayout.NoneBox:
-        wr, wc = _padded_write(dst, data)
+    else:  # timing-only: the bounds check, no bytes
+        _gm_region_check(src, layout, rows, cols, "TLOAD")
+        data = gm_reads = None
+    if not computes:  # the written region's shape only
+        if dst.slayout is not SLayout.NoneBox:
+            wr, wc = _padded_shape(dst, rows, cols)
+        else:
+            wr, wc = _pad_partial_block(dst, rows, cols, write=False)
     else:
-        dst.write(data)
-        wr, wc = _pad_partial_block(dst, rows, cols)
+        if dst.dtype.packed and not dst.dtype.codes:
+            data = data.view(dst.dtype.numpy)
+        if dst.slayout is not SLayout.NoneBox:
+            wr, wc = _padded_write(dst, data)
+        else:
+            dst.write(data)
+            wr, wc = _pad_partial_block(dst, rows, cols)
     ctx = dst.ctx
     if listening(ctx):
         if gm_reads is None:
@@ -249,7 +271,11 @@ def tstore(dst: GlobalTensor, layout, src: Tile, *, relu: ReluPreMode = ReluPreM
         elif kind == "vector":
             point_fpc(fp)
             writes.append(ctx.register_access(FPC))
-        data = fixpipe_apply(ctx, src.read(rows, cols), mode, dst.dtype, relu=relu, options=options)
+        if src.computes:
+            data = fixpipe_apply(ctx, src.read(rows, cols), mode, dst.dtype, relu=relu, options=options)
+        else:  # timing-only: the register checks, no conversion
+            fixpipe_check(ctx, cols, mode, options=options)
+            data = None
         pipe, info = Pipe.FIX, {"quant": mode.value}
         if listening(ctx):
             reads.append(fixpipe_reads(ctx, mode, cols))
@@ -260,9 +286,12 @@ def tstore(dst: GlobalTensor, layout, src: Tile, *, relu: ReluPreMode = ReluPreM
             raise ConfigError(f"TSTORE: GM dtype {dst.dtype.name} differs from the tile dtype {src.dtype.name}")
         if src.dtype.packed:
             raise ConfigError("TSTORE: 4-bit tiles are stored through a byte (uint8) view of GM")
-        data = src.read(rows, cols)
+        data = src.read(rows, cols) if src.computes else None
         pipe, info = Pipe.MTE3, {}
-    gm_write(dst, layout, data, "TSTORE")
+    if data is not None:
+        gm_write(dst, layout, data, "TSTORE")
+    else:  # timing-only: the checks of the write, no bytes
+        _gm_region_check(dst, layout, rows, cols, "TSTORE", write=True)
     if listening(ctx):
         emit(ctx, pipe, "TSTORE", nbytes=dst.dtype.nbytes(rows * cols), reads=tuple(reads), writes=tuple(writes),
              gm_writes=region_access(dst, layout, rows, cols), rows=rows, cols=cols, **info)

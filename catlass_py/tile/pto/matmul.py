@@ -74,36 +74,41 @@ def _check_bias(bias: Tile, c: Tile, n: int, what: str) -> None:
                           f"{bias.rows}x{bias.cols} (valid cols {bias.valid_col})")
 
 
-def _run(c_out: Tile, acc, start, m: int, n: int, k: int, op: str, dtype: str, reads) -> None:
-    c_out.write(mx_mmad.accumulate(start, acc, c_out.dtype))
+def _run(c_out: Tile, data, m: int, n: int, k: int, op: str, dtype: str, reads) -> None:
+    """Write ``start + acc`` into ``c_out`` (``data()`` gives ``(start, acc)``; a timing-only core never calls it)
+    and publish the instruction with its ``reads`` (callables giving access records)."""
+    if c_out.computes:
+        start, acc = data()
+        c_out.write(mx_mmad.accumulate(start, acc, c_out.dtype))
     ctx = c_out.ctx
     if listening(ctx):
         emit(ctx, Pipe.M, op, flops=2 * m * n * k, reads=tuple(r() for r in reads), writes=(region(c_out, m, n),),
              m=m, n=n, k=k, dtype=dtype)
 
 
+def _product(a: Tile, b: Tile, m: int, k: int, n: int):
+    return mx_mmad.product(a.read(m, k), a.dtype, b.read(k, n), b.dtype)
+
+
 def tmatmul(c: Tile, a: Tile, b: Tile) -> None:
     """PTO ``TMATMUL(c, a, b)``: ``C = A @ B``."""
     m, k, n = _check(c, a, b, "TMATMUL", mx=False)
-    _run(c, mx_mmad.product(a.read(m, k), a.dtype, b.read(k, n), b.dtype), None, m, n, k, "TMATMUL", a.dtype.name,
-         _ab(a, b, m, k, n))
+    _run(c, lambda: (None, _product(a, b, m, k, n)), m, n, k, "TMATMUL", a.dtype.name, _ab(a, b, m, k, n))
 
 
 def tmatmul_acc(c_out: Tile, c_in: Tile, a: Tile, b: Tile) -> None:
     """PTO ``TMATMUL_ACC(cOut, cIn, a, b)``: ``C_out = C_in + A @ B`` (``c_in`` may be ``c_out``)."""
     m, k, n = _check(c_out, a, b, "TMATMUL_ACC", mx=False)
-    start = c_in.read(m, n)
-    _run(c_out, mx_mmad.product(a.read(m, k), a.dtype, b.read(k, n), b.dtype), start, m, n, k, "TMATMUL_ACC",
-         a.dtype.name, _ab(a, b, m, k, n) + (lambda: region(c_in, m, n),))
+    _run(c_out, lambda: (c_in.read(m, n), _product(a, b, m, k, n)), m, n, k, "TMATMUL_ACC", a.dtype.name,
+         _ab(a, b, m, k, n) + (lambda: region(c_in, m, n),))
 
 
 def tmatmul_bias(c: Tile, a: Tile, b: Tile, bias: Tile) -> None:
     """PTO ``TMATMUL_BIAS(c, a, b, bias)``: ``C = A @ B + bias[j]`` (bias row broadcast over rows)."""
     m, k, n = _check(c, a, b, "TMATMUL_BIAS", mx=False)
     _check_bias(bias, c, n, "TMATMUL_BIAS")
-    start = bias.read(1, n)
-    _run(c, mx_mmad.product(a.read(m, k), a.dtype, b.read(k, n), b.dtype), start, m, n, k, "TMATMUL_BIAS",
-         a.dtype.name, _ab(a, b, m, k, n) + (lambda: region(bias, 1, n),))
+    _run(c, lambda: (bias.read(1, n), _product(a, b, m, k, n)), m, n, k, "TMATMUL_BIAS", a.dtype.name,
+         _ab(a, b, m, k, n) + (lambda: region(bias, 1, n),))
 
 
 def _ab(a: Tile, b: Tile, m: int, k: int, n: int) -> tuple:
@@ -113,26 +118,29 @@ def _ab(a: Tile, b: Tile, m: int, k: int, n: int) -> tuple:
 def _mx(c, a, a_scale, b, b_scale, what):
     m, k, n = _check(c, a, b, what, mx=True)
     kg = _check_mx(a, a_scale, b, b_scale, m, k, n, what)
-    acc = mx_mmad.mx_product(a.read(m, k), a.dtype, a_scale.read(m, kg), b.read(k, n), b.dtype, b_scale.read(kg, n))
+
+    def product():
+        return mx_mmad.mx_product(a.read(m, k), a.dtype, a_scale.read(m, kg), b.read(k, n), b.dtype,
+                                  b_scale.read(kg, n))
     reads = _ab(a, b, m, k, n) + (lambda: region(a_scale, m, kg), lambda: region(b_scale, kg, n))
-    return acc, m, k, n, reads
+    return product, m, k, n, reads
 
 
 def tmatmul_mx(c: Tile, a: Tile, a_scale: Tile, b: Tile, b_scale: Tile, bias: Tile | None = None) -> None:
     """PTO ``TMATMUL_MX(c, a, aScale, b, bScale[, bias])``: ``C = (SA (x) A) @ (SB (x) B) [+ bias]``."""
-    acc, m, k, n, reads = _mx(c, a, a_scale, b, b_scale, "TMATMUL_MX")
-    start = None
+    product, m, k, n, reads = _mx(c, a, a_scale, b, b_scale, "TMATMUL_MX")
     if bias is not None:
         _check_bias(bias, c, n, "TMATMUL_MX")
-        start = bias.read(1, n)
         reads += (lambda: region(bias, 1, n),)
-    _run(c, acc, start, m, n, k, "TMATMUL_MX", a.dtype.name, reads)
+    _run(c, lambda: (None if bias is None else bias.read(1, n), product()), m, n, k, "TMATMUL_MX", a.dtype.name,
+         reads)
 
 
 def tmatmul_mx_acc(c_out: Tile, c_in: Tile, a: Tile, a_scale: Tile, b: Tile, b_scale: Tile) -> None:
     """PTO ``TMATMUL_MX(cOut, cIn, a, aScale, b, bScale)``: ``C_out = C_in + (SA (x) A) @ (SB (x) B)``."""
-    acc, m, k, n, reads = _mx(c_out, a, a_scale, b, b_scale, "TMATMUL_MX")
-    _run(c_out, acc, c_in.read(m, n), m, n, k, "TMATMUL_MX", a.dtype.name, reads + (lambda: region(c_in, m, n),))
+    product, m, k, n, reads = _mx(c_out, a, a_scale, b, b_scale, "TMATMUL_MX")
+    _run(c_out, lambda: (c_in.read(m, n), product()), m, n, k, "TMATMUL_MX", a.dtype.name,
+         reads + (lambda: region(c_in, m, n),))
 
 
 __all__ = ["tmatmul", "tmatmul_acc", "tmatmul_bias", "tmatmul_mx", "tmatmul_mx_acc"]

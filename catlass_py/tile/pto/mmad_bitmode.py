@@ -29,10 +29,10 @@ import numpy as np
 
 from catlass_py.arch.memory import LocalTensor
 from catlass_py.arch.pipes import Pipe
-from catlass_py.errors import AlignmentError, ArgumentError, ConfigError
+from catlass_py.errors import AlignmentError, ArgumentError, ConfigError, OutOfBoundsError
 from catlass_py.layout import L0C, RowMajor, nZ, zN, zZ
 from catlass_py.numerics.packing import unpack_fp4
-from catlass_py.tile._region import local_read, local_write, region_access
+from catlass_py.tile._region import local_check, local_read, local_write, region_access
 from catlass_py.tile.pto import mx_mmad
 
 _FIELDS = {  # name: (lsb, width)
@@ -242,8 +242,31 @@ def _init_reads(ctx, dst, bias, params, layout_c, m, n) -> tuple:
     return region_access(dst, layout_c, m, n)
 
 
+def _read_check(t: LocalTensor, layout, rows: int, cols: int, what: str) -> None:
+    """The capacity checks of :func:`_read` without the bytes (timing-only runs)."""
+    if t.dtype.packed:
+        t.check(layout.plan(rows, cols, 1).max_offset + 1)
+    else:
+        local_check(t, layout, rows, cols, what)
+
+
+def _init_check(ctx, dst, bias, params, layout_c, m, n, what) -> None:
+    """The capacity checks of :func:`_init` without the bytes (timing-only runs)."""
+    if bias is not None:
+        bias.check(n)
+    elif params.cmatrix_init_val:
+        return
+    elif params.cmatrix_source:
+        ctx.resource.bt_buf.tensor(dst.dtype, 0, n)
+    else:
+        local_check(dst, layout_c, m, n, what)
+
+
 def _finish(ctx, dst, layout_c, start, acc, m, n, k, op, dtype, reads):
-    local_write(dst, layout_c, mx_mmad.accumulate(start, acc, dst.dtype), op)
+    """Write ``start + acc`` into C (skipped when ``acc`` is None: a timing-only core, which has made the checks)
+    and publish the instruction."""
+    if acc is not None:
+        local_write(dst, layout_c, mx_mmad.accumulate(start, acc, dst.dtype), op)
     if ctx.bus.instructions:
         ctx.emit(Pipe.M, op, flops=2 * m * n * k, info={"m": m, "n": n, "k": k, "dtype": dtype},
                  local_reads=tuple(reads), local_writes=region_access(dst, layout_c, m, n))
@@ -258,14 +281,22 @@ def mmad(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: MmadBi
     if m == 0 or k == 0 or n == 0:
         return
     la, lb, lc = _layouts(fm, filter_, params, a_layout)
-    a = _read(fm, la, m, k, "Mmad (A)")
-    b = _read(filter_, lb, k, n, "Mmad (B)")
-    start = _init(ctx, dst, bias, params, lc, m, n, "Mmad (C)")
+    if dst.computes:
+        a = _read(fm, la, m, k, "Mmad (A)")
+        b = _read(filter_, lb, k, n, "Mmad (B)")
+        start = _init(ctx, dst, bias, params, lc, m, n, "Mmad (C)")
+        acc = mx_mmad.product(a, fm.dtype, b, filter_.dtype)
+    else:  # timing-only: the same checks, no bytes
+        _read_check(fm, la, m, k, "Mmad (A)")
+        _read_check(filter_, lb, k, n, "Mmad (B)")
+        _init_check(ctx, dst, bias, params, lc, m, n, "Mmad (C)")
+        local_check(dst, lc, m, n, "Mmad", write=True)
+        start = acc = None
     reads = ()
     if ctx.bus.instructions:
         reads = (region_access(fm, la, m, k) + region_access(filter_, lb, k, n)
                  + _init_reads(ctx, dst, bias, params, lc, m, n))
-    _finish(ctx, dst, lc, start, mx_mmad.product(a, fm.dtype, b, filter_.dtype), m, n, k, "Mmad", fm.dtype.name, reads)
+    _finish(ctx, dst, lc, start, acc, m, n, k, "Mmad", fm.dtype.name, reads)
 
 
 def mmad_mx(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: MmadBitModeParams,
@@ -284,12 +315,26 @@ def mmad_mx(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: Mma
     sa_arena = ctx.extra_buffer("L0A_MX", ctx.resource.l0a_buf.size // ratio)
     sb_arena = ctx.extra_buffer("L0B_MX", ctx.resource.l0b_buf.size // ratio)
     sa_layout, sb_layout = mx_mmad.scale_a_layout(m, kg), mx_mmad.scale_b_layout(kg, n)
-    sa = sa_layout.read(sa_arena.raw[fm.byte_offset // ratio:], m, kg)
-    sb = sb_layout.read(sb_arena.raw[filter_.byte_offset // ratio:], kg, n)
-    a = _read(fm, la, m, k, "MmadMx (A)")
-    b = _read(filter_, lb, k, n, "MmadMx (B)")
-    start = _init(ctx, dst, bias, params, lc, m, n, "MmadMx (C)")
-    acc = mx_mmad.mx_product(a, fm.dtype, sa, b, filter_.dtype, sb)
+    if dst.computes:
+        sa = sa_layout.read(sa_arena.raw[fm.byte_offset // ratio:], m, kg)
+        sb = sb_layout.read(sb_arena.raw[filter_.byte_offset // ratio:], kg, n)
+        a = _read(fm, la, m, k, "MmadMx (A)")
+        b = _read(filter_, lb, k, n, "MmadMx (B)")
+        start = _init(ctx, dst, bias, params, lc, m, n, "MmadMx (C)")
+        acc = mx_mmad.mx_product(a, fm.dtype, sa, b, filter_.dtype, sb)
+    else:  # timing-only: the same checks, no bytes
+        for layout, rows, cols, arena, offset in ((sa_layout, m, kg, sa_arena, fm.byte_offset),
+                                                  (sb_layout, kg, n, sb_arena, filter_.byte_offset)):
+            have = max(0, arena.size - offset // ratio)
+            top = layout.plan(rows, cols, 1).max_offset
+            if top >= have:
+                raise OutOfBoundsError(f"read through {layout!r} touches element offset {top} but buf holds only "
+                                       f"{have} elements (needs at least {top + 1})")
+        _read_check(fm, la, m, k, "MmadMx (A)")
+        _read_check(filter_, lb, k, n, "MmadMx (B)")
+        _init_check(ctx, dst, bias, params, lc, m, n, "MmadMx (C)")
+        local_check(dst, lc, m, n, "MmadMx", write=True)
+        start = acc = None
     reads = ()
     if ctx.bus.instructions:
         reads = (region_access(fm, la, m, k) + region_access(filter_, lb, k, n)

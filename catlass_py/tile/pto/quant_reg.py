@@ -115,8 +115,9 @@ def quant_vector_address(ctx) -> int:
     return ((ctx.registers.get(FPC, 0) >> 8) & 0xFF) * FPC_UNIT
 
 
-def quant_vector_words(ctx, n: int) -> np.ndarray:
-    """The ``n`` uint64 quant words the FPC register points at in the core's fixpipe buffer."""
+def checked_quant_vector_address(ctx, n: int) -> int:
+    """The fixpipe-buffer byte address of the ``n`` uint64 quant words the FPC register points at (checked:
+    :class:`ConfigError` if FPC was never written or the words overrun the buffer)."""
     fpc = ctx.registers.get(FPC)
     if fpc is None:
         raise ConfigError(f"{ctx}: the FPC register was never written; call SET_QUANT_VECTOR (or pass an fp tile) "
@@ -125,7 +126,13 @@ def quant_vector_words(ctx, n: int) -> np.ndarray:
     fb = ctx.resource.fb_buf
     if addr + 8 * n > fb.size:
         raise ConfigError(f"{ctx}: {n} quant words at fixpipe-buffer byte {addr} overrun the {fb.size}-byte buffer")
-    return fb.raw[addr: addr + 8 * n].view(np.uint64).copy()
+    return addr
+
+
+def quant_vector_words(ctx, n: int) -> np.ndarray:
+    """The ``n`` uint64 quant words the FPC register points at in the core's fixpipe buffer."""
+    addr = checked_quant_vector_address(ctx, n)
+    return ctx.resource.fb_buf.raw[addr: addr + 8 * n].view(np.uint64).copy()
 
 
 def set_ctrl(ctx, value: int) -> None:
@@ -147,6 +154,7 @@ __all__ = [
     "CTRL",
     "FPC",
     "QUANT_PRE",
+    "checked_quant_vector_address",
     "get_quant_scalar",
     "quant_scalar_word",
     "quant_vector_words",

@@ -361,6 +361,12 @@ class Tile:
         """The core owning the bound buffer (None when unbound)."""
         return None if self.tensor is None else self.tensor.ctx
 
+    @property
+    def computes(self) -> bool:
+        """Whether instructions on this tile do their data work (False on a timing-only core, where they publish
+        their events only; see ``LaunchParams.numerics``)."""
+        return self._bound().computes
+
     def _bound(self) -> LocalTensor:
         if self.tensor is None:
             raise ConfigError(f"{self} is not bound to a buffer; call assign() (TASSIGN) first")

@@ -38,6 +38,7 @@ from catlass_py.tile.pto.fixpipe import (
     FixpipeOptions,
     ReluPreMode,
     fixpipe_apply,
+    fixpipe_check,
     fixpipe_reads,
     pre_quant_mode,
 )
@@ -232,12 +233,13 @@ def _padded_write(dst: Tile, data: np.ndarray) -> tuple[int, int]:
     return pr, pc
 
 
-def _nd2nz_950(dst: Tile, src: Tile) -> tuple:
+def _nd2nz_950(dst: Tile, src: Tile, *, write: bool = True) -> tuple:
     """Ascend 950 Vec ND -> Vec NZ as ``TMovToVecNd2Nz`` (``include/pto/npu/a5/TMov.hpp``) stores it: the source's
     valid rows, each with the destination's valid columns, into column blocks of C0 = 32 bytes whose stride is the
     destination's valid rows rounded up to 16 (plus one for ``RowPlusOne``) -- the tile's static Rows when those
     agree, a compact stride otherwise. Masked lanes are not stored: the rows between the valid rows and the block
-    grid and the columns past the valid ones inside the last block keep their contents. Returns the writes."""
+    grid and the columns past the valid ones inside the last block keep their contents. Returns the writes
+    (``write=False``: the checks and the writes' records only, for timing-only runs)."""
     c0 = dst.inner[1]
     rows, cols = src.valid_row, dst.valid_col
     if cols > src.valid_col:
@@ -251,11 +253,12 @@ def _nd2nz_950(dst: Tile, src: Tile) -> tuple:
     blocks = -(-cols // c0)
     if (blocks - 1) * vrow * c0 + rows * c0 > dst.capacity:
         raise ConfigError(f"TMOV ND->NZ: {blocks} column blocks of {vrow} rows exceed the {dst.rows}x{dst.cols} tile")
-    data = src.read(rows, cols)
-    flat = dst.elements()
-    r = np.arange(rows)[:, None]
-    c = np.arange(cols)[None, :]
-    flat[(c // c0) * vrow * c0 + r * c0 + c % c0] = data
+    if write:
+        data = src.read(rows, cols)
+        flat = dst.elements()
+        r = np.arange(rows)[:, None]
+        c = np.arange(cols)[None, :]
+        flat[(c // c0) * vrow * c0 + r * c0 + c % c0] = data
     return tuple(dst.tensor.access(b * vrow * c0, min(c0, cols - b * c0), c0, rows) for b in range(blocks))
 
 
@@ -305,8 +308,9 @@ def ub_to_l1(dst: Tile, src: Tile, index_row: int, index_col: int, what: str) ->
         if db + n > dst_raw.size:
             raise ConfigError(f"{what}: the UB -> L1 burst [{db}, {db + n}) runs past the {dst_raw.size}-byte "
                               f"destination {dst}")
-    for sb, db, n in bursts:
-        dst_raw[db: db + n] = src_raw[sb: sb + n]
+    if dst.computes:  # a timing-only core moves no bytes
+        for sb, db, n in bursts:
+            dst_raw[db: db + n] = src_raw[sb: sb + n]
     st, dt = src._bound().reinterpret("uint8"), dst._bound().reinterpret("uint8")
     return tuple(st.access(sb, n) for sb, _, n in bursts), tuple(dt.access(db, n) for _, db, n in bursts)
 
@@ -349,17 +353,21 @@ def tmov(dst, src: Tile, *, relu: ReluPreMode = ReluPreMode.NoRelu, mode: AccToV
     boxed_from_plain = src.slayout is SLayout.NoneBox and dst.slayout is not SLayout.NoneBox
     if boxed_from_plain and src.loc is T.Vec:
         _check_repack(dst, src, rows, cols, rule)
-    data = src.read(rows, cols)
-    if dst.loc is T.Bias and dst.dtype != src.dtype:
-        data = data.astype(dst.dtype.numpy)  # half/bf16 -> float: exact widening (conv control bit)
+    computes = dst.computes  # a timing-only core moves no bytes (tiles lie inside their buffers by construction)
     wr, wc = rows, cols
     written = None
     if boxed_from_plain and src.loc is T.Vec and dst.fmt == "NZ" and _is950(arch) and not dst.dtype.packed:
-        written = _nd2nz_950(dst, src)
+        written = _nd2nz_950(dst, src, write=computes)
+    elif computes:
+        data = src.read(rows, cols)
+        if dst.loc is T.Bias and dst.dtype != src.dtype:
+            data = data.astype(dst.dtype.numpy)  # half/bf16 -> float: exact widening (conv control bit)
+        if boxed_from_plain and src.loc is T.Vec:
+            wr, wc = _padded_write(dst, data)
+        else:
+            dst.write(data)
     elif boxed_from_plain and src.loc is T.Vec:
-        wr, wc = _padded_write(dst, data)
-    else:
-        dst.write(data)
+        wr, wc = _padded_shape(dst, rows, cols)
     if listening(ctx) and written is not None:
         emit(ctx, Pipe.V, "TMOV", nbytes=_nbytes(dst, src.valid_row * dst.valid_col), reads=(region(src, rows, cols),),
              writes=written, path=rule, src=src.fmt, dst=dst.fmt, rows=src.valid_row, cols=dst.valid_col)
@@ -499,8 +507,14 @@ def acc_move(dsts, src: Tile, qmode, kind: str, word, fp, relu, mode, options, *
     elif kind == "vector":
         point_fpc(fp, 8 * fp_col0)
         reg_writes = (ctx.register_access("FPC"),)
-    acc = _window(src, src_row0, src_col0, m, n)
-    vals = fixpipe_apply(ctx, acc, qmode, dst.dtype, relu=relu, options=options)
+    computes = src.computes
+    if computes:
+        acc = _window(src, src_row0, src_col0, m, n)
+        vals = fixpipe_apply(ctx, acc, qmode, dst.dtype, relu=relu, options=options)
+    else:  # timing-only: the window and register checks, no conversion
+        _window_check(src, src_row0, src_col0, m, n)
+        fixpipe_check(ctx, n, qmode, options=options)
+        vals = _Shape((m, n))
     if mode is AccToVecMode.DualModeSplitM:
         if m % 2:
             raise ConfigError(f"TMOV Acc: DualModeSplitM halves the rows; the valid row count must be even (got {m})")
@@ -515,7 +529,8 @@ def acc_move(dsts, src: Tile, qmode, kind: str, word, fp, relu, mode, options, *
         if dst_row0 + part.shape[0] > d.rows or dst_col0 + part.shape[1] > d.cols:
             raise ConfigError(f"{op} Acc: a {part.shape[0]}x{part.shape[1]} result at ({dst_row0}, {dst_col0}) does "
                               f"not fit {d}")
-        _write_window(d, dst_row0, dst_col0, np.ascontiguousarray(part))
+        if computes:
+            _write_window(d, dst_row0, dst_col0, np.ascontiguousarray(part))
     if listening(ctx):
         writes = reg_writes + tuple(region(d, *p.shape, row0=dst_row0, col0=dst_col0) for d, p in zip(dsts, parts))
         emit(ctx, Pipe.FIX, op, nbytes=_nbytes(dst, m * n), reads=(region(src, m, n, row0=src_row0, col0=src_col0),
@@ -523,10 +538,28 @@ def acc_move(dsts, src: Tile, qmode, kind: str, word, fp, relu, mode, options, *
              relu=ReluPreMode(relu).name, rows=m, cols=n, **(info or {}))
 
 
-def _window(tile: Tile, row0: int, col0: int, rows: int, cols: int) -> np.ndarray:
-    """The logical window ``[row0:row0+rows, col0:col0+cols]`` of a tile (within its static shape)."""
+class _Shape:
+    """The shape of fixpipe values a timing-only core did not compute (sliced like the array would be)."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        key = key + (slice(None),) * (2 - len(key))
+        return _Shape(tuple(len(range(*k.indices(d))) for k, d in zip(key, self.shape)))
+
+
+def _window_check(tile: Tile, row0: int, col0: int, rows: int, cols: int) -> None:
     if row0 + rows > tile.rows or col0 + cols > tile.cols:
         raise ConfigError(f"the window ({row0}, {col0}) + {rows}x{cols} exceeds the static {tile.rows}x{tile.cols} of {tile}")
+
+
+def _window(tile: Tile, row0: int, col0: int, rows: int, cols: int) -> np.ndarray:
+    """The logical window ``[row0:row0+rows, col0:col0+cols]`` of a tile (within its static shape)."""
+    _window_check(tile, row0, col0, rows, cols)
     if row0 == 0 and col0 == 0:
         return tile.read(rows, cols)
     return tile.read(row0 + rows, col0 + cols)[row0:, col0:]
@@ -607,9 +640,12 @@ def tmov_zz(dst: Tile, src: Tile, tmp: Tile, grp_axis: int = 1, *, source: str =
         raise ConfigError(f"TMOV {name}: source tile must be RowMajor with NoneBox layout, got {src.fmt}")
     if dst.fmt != "ZZ":
         raise ConfigError(f"TMOV {name}: destination tile must be ZZ (RowMajor/RowMajor fractal), got {dst.fmt}")
-    src_raw = src.tensor.view().view(np.uint8)
+    computes = dst.computes  # a timing-only core checks the sizes and publishes the accesses, moves no bytes
+    src_raw = src.tensor.view().view(np.uint8) if computes else None
+    src_size = src.tensor.nbytes
     src_u8 = src.tensor.reinterpret("uint8")
     reads, writes = [], []
+    out = None
     if grp_axis == 1:
         rows, groups = dst.valid
         if groups % 2:
@@ -621,11 +657,12 @@ def tmov_zz(dst: Tile, src: Tile, tmp: Tile, grp_axis: int = 1, *, source: str =
         padded_rows = -(-rows // 16) * 16
         if source == "dense":
             total = padded_rows * groups
-            if src_raw.size < total:
+            if src_size < total:
                 raise ConfigError(f"TMOV ND->ZZ: the source is read densely ({rows} rows x {groups} groups, padded to "
-                                  f"{padded_rows} rows = {total} bytes) but the source tile holds {src_raw.size} bytes")
-            src_raw[rows * groups: total] = 0  # ZeroSourcePaddingB16
-            grid = src_raw[:total].reshape(padded_rows, groups)
+                                  f"{padded_rows} rows = {total} bytes) but the source tile holds {src_size} bytes")
+            if computes:
+                src_raw[rows * groups: total] = 0  # ZeroSourcePaddingB16
+                grid = src_raw[:total].reshape(padded_rows, groups)
             reads.append(src_u8.access(0, rows * groups))
             if total > rows * groups:
                 writes.append(src_u8.access(rows * groups, total - rows * groups))
@@ -633,17 +670,23 @@ def tmov_zz(dst: Tile, src: Tile, tmp: Tile, grp_axis: int = 1, *, source: str =
             if rows > src.valid_row or groups > src.valid_col:
                 raise ConfigError(f"TMOV ND->ZZ: the destination's valid region {rows}x{groups} exceeds the source's "
                                   f"{src.valid_row}x{src.valid_col} (source='layout')")
-            grid = np.zeros((padded_rows, groups), np.uint8)
-            grid[:rows] = src.read(rows, groups).view(np.uint8)
+            if computes:
+                grid = np.zeros((padded_rows, groups), np.uint8)
+                grid[:rows] = src.read(rows, groups).view(np.uint8)
             reads.extend(region(src, rows, groups))
-        out = grid.reshape(padded_rows // 16, 16, groups // 2, 2).transpose(0, 2, 1, 3).reshape(-1)
+        size = padded_rows * groups
+        if computes:
+            out = grid.reshape(padded_rows // 16, 16, groups // 2, 2).transpose(0, 2, 1, 3).reshape(-1)
         if groups:
             pairs = groups // 2
             blocks = padded_rows // 16
-            idx = np.concatenate([np.arange(16) * pairs] + [np.arange(pairs) + rb * 16 * pairs for rb in range(blocks)]
-                                 + [np.arange(16) + (blocks - 1) * 16 * pairs]).astype(np.uint16)
-            tmp.tensor.view().view(np.uint8)[: idx.nbytes] = idx.view(np.uint8)
-            writes.append(tmp.tensor.reinterpret("uint8").access(0, idx.nbytes))
+            idx_bytes = 2 * (16 + pairs * blocks + 16)
+            if computes:
+                idx = np.concatenate([np.arange(16) * pairs]
+                                     + [np.arange(pairs) + rb * 16 * pairs for rb in range(blocks)]
+                                     + [np.arange(16) + (blocks - 1) * 16 * pairs]).astype(np.uint16)
+                tmp.tensor.view().view(np.uint8)[: idx.nbytes] = idx.view(np.uint8)
+            writes.append(tmp.tensor.reinterpret("uint8").access(0, idx_bytes))
     else:
         h, n = src.valid
         if h % 2 or h == 0:
@@ -651,23 +694,28 @@ def tmov_zz(dst: Tile, src: Tile, tmp: Tile, grp_axis: int = 1, *, source: str =
         if n % 16:
             raise ConfigError(f"TMOV DN->ZZ: the columns N must be a multiple of 16; got {n}")
         if source == "dense":
-            if src_raw.size < h * n:
+            if src_size < h * n:
                 raise ConfigError(f"TMOV DN->ZZ: the source is read densely ({h} x {n} bytes) but the source tile holds "
-                                  f"{src_raw.size} bytes")
-            e = src_raw[: h * n].reshape(h, n)
+                                  f"{src_size} bytes")
+            if computes:
+                e = src_raw[: h * n].reshape(h, n)
             reads.append(src_u8.access(0, h * n))
         else:
-            e = src.read(h, n).view(np.uint8)
+            if computes:
+                e = src.read(h, n).view(np.uint8)
             reads.extend(region(src, h, n))
-        out = e.reshape(h // 2, 2, n // 16, 16).transpose(2, 0, 3, 1).reshape(-1)
-    raw = dst.tensor.view().view(np.uint8)
-    if out.size > raw.size:
-        raise ConfigError(f"TMOV {name}: {out.size} repacked bytes do not fit the {raw.size}-byte destination tile")
-    raw[: out.size] = out
+        size = h * n
+        if computes:
+            out = e.reshape(h // 2, 2, n // 16, 16).transpose(2, 0, 3, 1).reshape(-1)
+    have = dst.tensor.nbytes
+    if size > have:
+        raise ConfigError(f"TMOV {name}: {size} repacked bytes do not fit the {have}-byte destination tile")
+    if computes:
+        dst.tensor.view().view(np.uint8)[:size] = out
     ctx = dst.ctx
     if listening(ctx):
-        writes.append(dst.tensor.reinterpret("uint8").access(0, int(out.size)))
-        emit(ctx, Pipe.V, "TMOV", nbytes=int(out.size), reads=tuple(reads), writes=tuple(writes), path=name,
+        writes.append(dst.tensor.reinterpret("uint8").access(0, int(size)))
+        emit(ctx, Pipe.V, "TMOV", nbytes=int(size), reads=tuple(reads), writes=tuple(writes), path=name,
              grp_axis=grp_axis, source=source)
 
 

@@ -26,6 +26,7 @@ from catlass_py.tile.pto.fixpipe import (
     LayoutMode,
     ReluPreMode,
     fixpipe_apply,
+    fixpipe_check,
     fixpipe_reads,
     pre_quant_mode,
 )
@@ -73,6 +74,16 @@ class TPipe:
         return f"TPipe({self.name!r}, {self.dtype.name}, {len(self._slots)}/{self.depth} full)"
 
 
+class _Shape:
+    """What a timing-only TPUSH puts in a slot: the shape of the values it did not compute."""
+
+    __slots__ = ("shape", "size")
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+        self.size = self.shape[0] * self.shape[1]
+
+
 def _check_mode(mode: QuantMode, src, dst, arch) -> None:
     allowed = set()
     for kind in ("cast", "scalar", "vector"):
@@ -100,7 +111,11 @@ def tpush(pipe: TPipe, acc: Tile, params: FixpipeParams = FixpipeParams()) -> No
         mode = QuantMode.NoQuant if acc.dtype == pipe.dtype else pre_quant_mode(acc.dtype, pipe.dtype, "cast", arch)
     else:
         _check_mode(mode, acc.dtype, pipe.dtype, arch)
-    data = fixpipe_apply(ctx, acc.read(), mode, pipe.dtype, relu=params.relu, options=params.options)
+    if acc.computes:
+        data = fixpipe_apply(ctx, acc.read(), mode, pipe.dtype, relu=params.relu, options=params.options)
+    else:  # timing-only: the register checks; the slot carries the shape only
+        fixpipe_check(ctx, acc.valid_col, mode, options=params.options)
+        data = _Shape(acc.valid)
     pipe._slots.append((data, LayoutMode(params.layout), params.sub_block_id))
     if listening(ctx):
         emit(ctx, Pipe.FIX, "TPUSH", nbytes=pipe.dtype.nbytes(data.size),
@@ -125,7 +140,8 @@ def tpop(pipe: TPipe, dst: Tile) -> None:
     if data.shape[0] > dst.rows or data.shape[1] > dst.cols:
         raise ConfigError(f"TPOP: a {data.shape[0]}x{data.shape[1]} slot does not fit {dst}")
     pipe._slots.popleft()
-    dst.write(data)
+    if not isinstance(data, _Shape):
+        dst.write(data)
     if listening(ctx):
         emit(ctx, Pipe.V, "TPOP", nbytes=pipe.dtype.nbytes(data.size), writes=(region(dst, *data.shape),), fifo=pipe.name)
 

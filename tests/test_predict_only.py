@@ -1,0 +1,179 @@
+"""Timing-only runs (LaunchParams(numerics=False), catlass-py run --predict-only): the same events and the same
+prediction as a full run on every shipped example, no data work, shape-only operands, the checks kept."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from catlass_py import cli
+from catlass_py.analysis import CostModel
+from catlass_py.arch import LaunchParams
+from catlass_py.arch.events import Observer
+from catlass_py.arch.memory import GlobalBuffer
+from catlass_py.errors import ArgumentError, NoDataError, OutOfBoundsError
+from catlass_py.runner import example_names, load_script
+from catlass_py.virtual import is_virtual, virtual_array
+
+#: example -> (positional args, cores): small shapes with tails and uneven blocks per core (both archs: the last
+#: one runs on Ascend 950)
+CASES = {
+    "00_basic_matmul": (["300", "520", "100"], 2),
+    "01_batched_matmul": (["3", "130", "100", "40"], 2),
+    "02_grouped_matmul_slice_m": (["3", "300", "200", "100"], 2),
+    "03_matmul_add": (["300", "260", "64"], 2),
+    "05_grouped_matmul_slice_k": (["3", "130", "200", "300"], 2),
+    "06_optimized_matmul": (["300", "200", "100"], 2),
+    "07_grouped_matmul_slice_m_per_token_dequant_moe": (["3", "300", "300", "100"], 2),
+    "08_grouped_matmul": (["3", "200", "300", "100"], 2),
+    "09_splitk_matmul": (["130", "200", "600"], 2),
+    "10_grouped_matmul_slice_m_per_token_dequant": (["3", "300", "300", "100"], 2),
+    "11_grouped_matmul_slice_k_per_token_dequant": (["3", "130", "300", "300"], 2),
+    "12_quant_matmul": (["300", "300", "100"], 2),
+    "19_mla": (["2", "1,3", "130,300", "5", "8", "128"], 2),
+    "20_matmul_bias": (["300", "260", "100"], 2),
+    "21_basic_matmul_preload_zN": (["300", "272", "112"], 2),
+    "23_flash_attention_infer": (["2", "40", "300", "4", "2", "64", "1", "1"], 2),
+    "26_matmul_relu": (["300", "200", "100"], 2),
+    "27_matmul_gelu": (["300", "260", "64"], 2),
+    "28_matmul_silu": (["300", "260", "64"], 2),
+    "34_single_core_splitk_matmul": (["300", "200", "600"], 2),
+    "37_streamk_matmul": (["300", "200", "600"], 2),
+    "transpose_quant_batch_matmul": (["20", "64", "300", "2", "e5m2", "fp16", "021"], 3),
+}
+
+
+class EventLog(Observer):
+    """Every event of a launch with every field but the sequence number; memories are named by name and by the
+    order in which they first appear (their ids differ between two launches)."""
+
+    interests = None
+
+    def __init__(self):
+        self.events = []
+        self._ids = {}
+
+    def _access(self, a):
+        return (a.buffer, self._ids.setdefault(a.buffer_id, len(self._ids)), a.start, a.length, a.stride, a.count,
+                a.space)
+
+    def on_event(self, e):
+        fields = {}
+        for name in e.__dataclass_fields__:
+            if name == "seq":
+                continue
+            v = getattr(e, name)
+            if name in ("gm_reads", "gm_writes", "local_reads", "local_writes"):
+                v = tuple(self._access(a) for a in v)
+            fields[name] = v
+        self.events.append((type(e).__name__, repr(sorted(fields.items()))))
+
+
+def _run(name, numerics, **kwargs):
+    args, cores = CASES[name]
+    log, cost = EventLog(), CostModel()
+    result = load_script(name).run(args, cores=cores, observers=(log, cost),
+                                   options=LaunchParams(numerics=numerics), **kwargs)
+    return result, log.events, cost.report
+
+
+def test_every_shipped_example_has_a_case():
+    assert sorted(CASES) == example_names()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_timing_only_gives_the_full_runs_events_and_prediction(name):
+    full, full_events, full_cost = _run(name, True)
+    timed, timed_events, timed_cost = _run(name, False)
+    assert full.passed and full.numerics
+    assert timed.numerics is False and timed.verdict.startswith("Predicted only")
+    assert len(full_events) > 50
+    assert timed_events == full_events  # instructions, accesses, flags, markers: all of it
+    assert timed_cost.cycles == full_cost.cycles and timed_cost.pipe_busy == full_cost.pipe_busy
+    assert timed.blocks_per_core == full.blocks_per_core
+    assert timed.output_digest is None and timed.max_abs_error is None
+
+
+def test_a_timing_only_run_allocates_neither_operands_nor_buffers():
+    # 4096 x 4096 fp16 output and 2 x 4096 x 64 inputs: 33 MB if made; shape-only they cost nothing
+    tracemalloc.start()
+    try:
+        result = load_script("00_basic_matmul").run(["4096", "4096", "64"], options=LaunchParams(numerics=False))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sum(result.blocks_per_core) == 512
+    assert peak < 16 << 20, f"peak {peak / 2**20:.1f} MiB"
+
+
+def test_group_lists_stay_real_data():
+    # the group list steers the control flow (GetValue): a timing-only run reads the very values a full run reads
+    from catlass_py import data
+
+    with data.shape_only_fills():
+        shaped = data.example10_inputs(5, 64, 32, 128)
+    full = data.example10_inputs(5, 64, 32, 128)
+    assert is_virtual(shaped.a) and is_virtual(shaped.b) and shaped.b.shape == full.b.shape
+    assert not is_virtual(shaped.group_list) and np.array_equal(shaped.group_list, full.group_list)
+
+
+def test_shape_only_arrays_keep_shapes_and_refuse_values():
+    x = virtual_array((4, 6), np.float16)
+    assert is_virtual(x.T) and x.T.shape == (6, 4) and is_virtual(x.reshape(24)) and is_virtual(x[1:])
+    assert is_virtual(np.swapaxes(x.reshape(2, 2, 6), 1, 2)) and x.astype(np.float32).dtype == np.float32
+    for bad in (lambda: x + 1, lambda: x.min(), lambda: x[0, 0], lambda: np.diff(x)):
+        with pytest.raises(NoDataError):
+            bad()
+    buf = GlobalBuffer.from_array(x, "x", read_only=True)
+    assert buf.is_virtual and buf.nbytes == 48
+    with pytest.raises(NoDataError, match="shape-only"):
+        buf.tensor("float16").view(4)
+
+
+def _basic_kernel_args(numerics_a, m=64, n=32, k=48, a_bytes=None):
+    from catlass_py.assemblies.basic_matmul import assemble
+    from catlass_py.gemm import GemmCoord
+    from catlass_py.kernel import DeviceGemm
+
+    kernel = assemble()
+    nbytes = 2 * m * k if a_bytes is None else a_bytes
+    a = (GlobalBuffer.from_array(np.ones(nbytes // 2, np.float16), "a", read_only=True) if numerics_a
+         else GlobalBuffer.virtual(nbytes, "a", read_only=True))
+    b = GlobalBuffer.from_array(np.ones((k, n), np.float16), "b", read_only=True)
+    c = GlobalBuffer.from_array(np.zeros((m, n), np.float16), "c")
+    op = DeviceGemm(kernel)
+    op.initialize(kernel.Arguments(GemmCoord(m, n, k), a.tensor("float16"), b.tensor("float16"),
+                                   c.tensor("float16")))
+    return op
+
+
+def test_bounds_are_checked_without_the_bytes():
+    # A one element short: both a full and a timing-only launch stop at the same GM read
+    short = 2 * 64 * 48 - 2
+    with pytest.raises(OutOfBoundsError, match="GM tensor 'a'") as full:
+        _basic_kernel_args(True, a_bytes=short).run(1)
+    with pytest.raises(OutOfBoundsError, match="GM tensor 'a'") as timed:
+        _basic_kernel_args(False, a_bytes=short).run(1, options=LaunchParams(numerics=False))
+    assert str(full.value) == str(timed.value)
+
+
+def test_a_full_run_on_a_shape_only_operand_names_it():
+    with pytest.raises(NoDataError, match="'a' is shape-only"):
+        _basic_kernel_args(False).run(1)
+
+
+def test_launch_params_numerics_is_a_bool():
+    with pytest.raises(ArgumentError, match="numerics"):
+        LaunchParams(numerics=0)
+
+
+def test_cli_predict_only_json(capsys):
+    rc = cli.main(["run", "12", "300", "300", "100", "--cores", "2", "--predict-only", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["numerics"] is False and out["max_abs_error"] is None
+    assert out["analysis"]["cost"]["predicted_device_time_us"] > 0
+    assert cli.main(["run", "12", "300", "300", "100", "--predict-only", "--seeds", "2"]) == 2
+    assert "--seeds" in capsys.readouterr().err

@@ -1,0 +1,217 @@
+"""The tuner: search spaces and their legality, the roofline bound, the sweep (serial and on a process pool, the
+same table), pruning that keeps the ranked table exact, the result cache, the CLI, and CATLASS's tuner README
+case (example 00, 256 x 512 x 1024)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from catlass_py import cli
+from catlass_py.arch import ATLAS_A2
+from catlass_py.runner import example_names, load_script
+from catlass_py.tune import (
+    LocalExecutor,
+    Ranking,
+    ResultCache,
+    SearchSpace,
+    SerialExecutor,
+    SweepStats,
+    Task,
+    TileRange,
+    evaluate,
+    legal_configs,
+    roofline_us,
+    space_of,
+    sweep,
+    task_key,
+)
+from catlass_py.tune.space import SPACES, Problem, check_config
+
+EX00 = "00_basic_matmul"
+#: a small space of example 00: 2 x 2 x 1 tiles x 2 swizzles
+SMALL = SearchSpace("small", "test", TileRange((64, 128), (128, 256), (128, 128), (64, 64), step=64),
+                    (("swizzle", ("3,0", "3,1")),), problem=lambda a: Problem(*a[:3]))
+
+
+def _table(rows_or_ranking, shape):
+    ranking = rows_or_ranking if isinstance(rows_or_ranking, Ranking) else _rank(rows_or_ranking)
+    return [(r.key, r.time_us, r.record["cycles"]) for r in ranking.table(shape)]
+
+
+def _rank(rows, top=10):
+    ranking = Ranking(top)
+    for r in rows:
+        ranking.add(r)
+    return ranking
+
+
+def test_every_shipped_example_has_a_search_space_whose_default_candidates_assemble():
+    assert sorted(SPACES) == example_names()
+    for name in example_names():
+        example = load_script(name)
+        space = space_of(name)
+        first = next(space.candidates())
+        assert check_config(example.assemble, first, ATLAS_A2 if name != "transpose_quant_batch_matmul" else None) \
+            is None or name == "transpose_quant_batch_matmul", (name, first)
+        assert space.size() >= 8 or name in ("19_mla", "23_flash_attention_infer"), name  # tiles fixed by the blocks
+
+
+def test_catlass_space_of_example_00_is_the_readme_one():
+    space = space_of(EX00)
+    assert space.name == "catlass" and space.size() == 1701 * 2  # 7 x 9 x 9 L1 tiles x 3 L0 K x 2 swizzles
+    cands = list(space.candidates())
+    assert {"l1_tile": "64x128x128", "l0_tile": "64x128x64", "swizzle": "3,1"} in cands
+    assert {"l1_tile": "32x128x128", "l0_tile": "32x128x32", "swizzle": "3,0"} in cands
+
+
+def test_legality_is_the_assemblys_own_check():
+    example = load_script(EX00)
+    big = SearchSpace("big", "test", TileRange((128, 256), (256, 256), (256, 512), (64, 128), step=128))
+    rejected = []
+    legal = list(legal_configs(example.assemble, big, ATLAS_A2, rejected=rejected))
+    # 256 x 256 x 512 fp16 A and B tiles, 2 stages each, overflow the 512 KiB L1; a 256 x 256 fp32 L0C tile
+    # overflows the 128 KiB L0C
+    assert {"l1_tile": "128x256x256", "l0_tile": "128x256x64"} in legal
+    reasons = {c["l1_tile"] + "/" + c["l0_tile"]: r for c, r in rejected}
+    assert "ConfigError" in reasons["256x256x512/256x256x64"] and "L1" in reasons["256x256x512/256x256x64"]
+    assert "L0C" in reasons["256x256x256/256x256x64"]
+    assert len(legal) + len(rejected) == big.size()
+
+
+def test_the_roofline_bound_never_exceeds_the_prediction():
+    example = load_script(EX00)
+    for cfg in SMALL.candidates():
+        rec = evaluate(Task(EX00, ("200", "520", "384"), tuple(cfg.items()), "AtlasA2", 6))
+        bound = roofline_us(Problem(200, 520, 384), cfg["l1_tile"], ATLAS_A2, 6)
+        assert rec["status"] == "ok" and 0 < bound <= rec["time_us"], (cfg, bound, rec)
+    assert example.NAME == EX00
+
+
+def test_a_rejected_configuration_is_reported_not_raised():
+    rec = evaluate(Task(EX00, ("64", "64", "64"), (("l1_tile", "256x256x512"),), "AtlasA2", 2))
+    assert rec["status"] == "illegal" and "L1" in rec["error"]
+
+
+def test_serial_and_process_pool_sweeps_give_the_same_table():
+    example = load_script(EX00)
+    shapes = [["200", "520", "384"], ["64", "300", "128"]]
+    serial = list(sweep(example, shapes, SMALL, arch="AtlasA2", cores=6, executor=SerialExecutor(), prune=False,
+                        limit=3))
+    pool = LocalExecutor(2)
+    try:
+        pooled = list(sweep(example, shapes, SMALL, arch="AtlasA2", cores=6, executor=pool, prune=False, limit=3,
+                            batch=2, wave=3))
+    finally:
+        pool.close()
+    assert [(r.shape, r.key, r.record["cycles"]) for r in serial] == \
+        [(r.shape, r.key, r.record["cycles"]) for r in pooled]
+    for shape in (tuple(s) for s in shapes):
+        assert _table(serial, shape) == _table(pooled, shape) and len(_table(serial, shape)) == 3
+
+
+def test_pruning_keeps_the_ranked_table_exact():
+    example = load_script(EX00)
+    space = SearchSpace("prune", "test", TileRange((32, 128), (128, 256), (128, 128), (64, 64), step=32),
+                        problem=lambda a: Problem(*a[:3]))
+    shape = ("256", "512", "256")
+    full = list(sweep(example, [shape], space, arch="AtlasA2", cores=8, executor=SerialExecutor(), prune=False))
+    stats = SweepStats()
+    pruned = list(sweep(example, [shape], space, arch="AtlasA2", cores=8, executor=SerialExecutor(), top=2,
+                        wave=4, stats=stats))
+    assert stats.pruned > 0 and stats.pruning_disabled == 0 and len(pruned) == len(full)
+    assert _table(_rank(pruned, 2), shape) == _table(_rank(full, 2), shape)
+
+
+def test_the_cache_makes_a_rerun_cost_nothing(tmp_path):
+    example = load_script(EX00)
+    shape = [["200", "520", "384"]]
+    first_stats, again_stats = SweepStats(), SweepStats()
+    with ResultCache(tmp_path) as cache:
+        first = list(sweep(example, shape, SMALL, arch="AtlasA2", cores=6, executor=SerialExecutor(), cache=cache,
+                           prune=False, stats=first_stats, limit=4))
+    with ResultCache(tmp_path) as cache:
+        again = list(sweep(example, shape, SMALL, arch="AtlasA2", cores=6, executor=SerialExecutor(), cache=cache,
+                           prune=False, stats=again_stats, limit=4))
+    assert first_stats.evaluated == 4 and again_stats.evaluated == 0 and again_stats.cached == 4
+    assert {r.source for r in again} == {"cache"}
+    assert [(r.key, r.record["cycles"]) for r in first] == [(r.key, r.record["cycles"]) for r in again]
+    base = Task(EX00, ("200", "520", "384"), (("swizzle", "3,0"),), "AtlasA2", 6)
+    keys = {task_key(base), task_key(Task(EX00, ("200", "520", "385"), base.config, "AtlasA2", 6)),
+            task_key(Task(EX00, base.args, (("swizzle", "3,1"),), "AtlasA2", 6)),
+            task_key(Task(EX00, base.args, base.config, "AtlasA2", 5)),
+            task_key(Task(EX00, base.args, base.config, "Ascend950", 6))}
+    assert len(keys) == 5 and task_key(base) == task_key(Task(EX00, ("200", "520", "384"), base.config, "AtlasA2", 6))
+
+
+def test_readme_case_published_best_is_predicted_well_ahead_of_the_baseline():
+    # CATLASS tools/tuner/README.md: 00_basic_matmul 256 x 512 x 1024 fp16 on the board: baseline (case 1) L1
+    # 32x128x128, L0 32x128x32, <3,0>: 19.38 us; best (case 489) L1 64x128x128, L0 64x128x64, <3,1>: 12.74 us
+    best = evaluate(Task(EX00, ("256", "512", "1024"),
+                         (("l1_tile", "64x128x128"), ("l0_tile", "64x128x64"), ("swizzle", "3,1")), "AtlasA2", 24))
+    base = evaluate(Task(EX00, ("256", "512", "1024"),
+                         (("l1_tile", "32x128x128"), ("l0_tile", "32x128x32"), ("swizzle", "3,0")), "AtlasA2", 24))
+    assert best["status"] == base["status"] == "ok"
+    assert best["time_us"] < 0.85 * base["time_us"]  # the board: 12.74 / 19.38 = 0.66
+
+
+def test_tune_command_ranks_writes_draws_and_verifies(tmp_path, capsys):
+    out, pic = tmp_path / "rows.csv", tmp_path / "search.png"
+    rc = cli.main(["tune", EX00, "128", "256", "200", "--space", "quick", "--limit", "6", "--jobs", "1",
+                   "--cores", "4", "--top", "3", "--out", str(out), "--plot", str(pic), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    (shape,) = result["shapes"]
+    assert shape["verify"]["passed"] and len(shape["top"]) == 3
+    times = [r["time_us"] for r in shape["top"]]
+    assert times == sorted(times)
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 6 and {"l1_tile", "l0_tile", "swizzle", "time_us", "status"} <= set(rows[0])
+    assert pic.stat().st_size > 1000
+    json_out = tmp_path / "rows.json"
+    assert cli.main(["tune", EX00, "128", "256", "200", "--space", "quick", "--limit", "2", "--jobs", "1",
+                     "--cores", "4", "--out", str(json_out), "--no-verify"]) == 0
+    assert len(json.loads(json_out.read_text())) == 2
+    assert "best predicted configurations" in capsys.readouterr().out
+
+
+def test_tune_command_bad_arguments_exit_2(capsys):
+    assert cli.main(["tune", EX00, "128", "256", "200", "--space", "nope"]) == 2
+    assert cli.main(["tune", EX00, "128", "256", "200", "--set", "l1_tile=x"]) == 2
+    assert "expected MxNxK" in capsys.readouterr().err
+
+
+def test_tune_help_lists_the_search_spaces(capsys):
+    assert cli.main(["tune", EX00, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "search spaces of 00_basic_matmul" in out and "catlass:" in out and "3402 candidates" in out
+
+
+def test_shapes_file(tmp_path, capsys):
+    f = tmp_path / "shapes.txt"
+    f.write_text("# m n k\n64 128 64\n\n96 128 64  # a second shape\n")
+    rc = cli.main(["tune", EX00, "--shapes", str(f), "--space", "quick", "--limit", "2", "--jobs", "1", "--cores",
+                   "2", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert rc == 0 and [s["args"] for s in result["shapes"]] == [["64", "128", "64"], ["96", "128", "64"]]
+    assert all(s["verify"]["passed"] for s in result["shapes"])
+
+
+def test_docs_tuning_is_true(capsys):
+    import pathlib
+    import re
+    import shlex
+
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "tuning.md").read_text()
+    # the table of search spaces names every space with its candidate count
+    for example, spaces in SPACES.items():
+        for name, space in spaces.items():
+            assert re.search(rf"^\| {re.escape(example)} \| {name} \| {space.size()} \|", doc, re.M), (example, name)
+    # the quoted --set errors are the real ones
+    quoted = re.findall(r"^\$ catlass-py (run .*)\n(error: .*)$", doc, re.M)
+    assert len(quoted) == 2
+    for command, error in quoted:
+        assert cli.main(shlex.split(command)) == 2
+        assert capsys.readouterr().err.strip() == error
