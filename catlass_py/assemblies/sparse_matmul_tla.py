@@ -9,22 +9,25 @@ Used by ``examples/41_sparse_matmul_tla.py`` and :mod:`catlass_py.ops.sparse_mat
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Policy, TileShape
 from catlass_py.gemm import GemmShape, SparseMatmulMultiBlockOnKAxis
 from catlass_py.gemm.block import BlockMmadSparseTla, BlockSchedulerIterateK
 from catlass_py.kernel.sparse_matmul_tla import KernelSparseMatmul
 from catlass_py.tile.copy_sparse_tla import SparseTileCopyTla
 
-L1_TILE = (128, 256, 128)
-L0_TILE = (128, 256, 64)
+L1_TILE = GemmShape(128, 256, 128)
+L0_TILE = GemmShape(128, 256, 64)
 
 
-def assemble(arch=ATLAS_A2, *, dispatch_policy=None, l1_tile_shape=L1_TILE, l0_tile_shape=L0_TILE):
-    """Build the kernel like the C++ example; the keywords swap the dispatch policy and the tile shapes."""
+def assemble(arch=ATLAS_A2, *, dispatch_policy: Policy | None = None, l1_tile: TileShape = L1_TILE,
+             l0_tile: TileShape = L0_TILE):
+    """Build the kernel like the C++ example; the keywords swap the dispatch policy
+    (``SparseMatmulMultiBlockOnKAxis``) and the ``L1TileShape`` / ``L0TileShape``."""
     # 1. Dispatch policy: SparseMatmulMultiBlockOnKAxis<ArchTag, false>.
     if dispatch_policy is None:
         dispatch_policy = SparseMatmulMultiBlockOnKAxis(False, arch=arch)
     # 2. Tile shapes: Shape<_128, _256, _128> in L1, Shape<_128, _256, _64> in L0.
-    l1, l0 = GemmShape(*l1_tile_shape), GemmShape(*l0_tile_shape)
+    l1, l0 = GemmShape(*l1_tile), GemmShape(*l0_tile)
     # 3. SparseTileCopyTla<ArchTag, int8_t, RowMajor, int8_t, ColumnMajor, int32_t, RowMajor>.
     tile_copy = SparseTileCopyTla(arch, "int8", "RowMajor", "int8", "ColumnMajor", "int32", "RowMajor")
     # 4. BlockMmadSparseTla<DispatchPolicy, L1TileShape, L0TileShape, int8_t, int8_t, int32_t, void, TileCopy>.

@@ -224,7 +224,7 @@ def test_assembly_rules():
     with pytest.raises(ConfigError, match="multiple of L0TileShape::K"):
         BlockMmadSparseTla(p, (128, 256, 192), (128, 256, 128))
     with pytest.raises(ConfigError, match=r"CanImplement's tile rule fails: \(L1_M \* L1_K \* sizeof\(AType\)"):
-        assembly.assemble(l1_tile_shape=(128, 256, 768))
+        assembly.assemble(l1_tile=(128, 256, 768))
     kernel = assembly.assemble()
     other = BlockMmadTla(MmadPingpong(), (128, 256, 256), (128, 256, 64), "int8", "int8", "int32")
     with pytest.raises(ConfigError, match="tensorIdx.*only SparseMatmulMultiBlockOnKAxis fits"):
