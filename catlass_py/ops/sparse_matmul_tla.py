@@ -60,36 +60,38 @@ def validate_inputs(a, b, core_num, arch, l1_tile=(128, 256)) -> tuple[int, int,
 
 
 @overload
-def sparse_matmul_tla(a: ArrayT, b: ArrayLike, *, core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
-                      options: LaunchParams | None = ..., return_report: Literal[False] = ...,
-                      return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
-                      kernel: Any = ...) -> ArrayT: ...
+def sparse_matmul_tla(a: ArrayT, b: ArrayLike, *, core_num: int = ..., seed: int | None = ...,
+                      arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                      return_report: Literal[False] = ..., return_launch: Literal[False] = ...,
+                      observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
 
 
 @overload
-def sparse_matmul_tla(a: ArrayT, b: ArrayLike, *, core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
-                      options: LaunchParams | None = ..., return_report: Literal[True],
-                      return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
-                      kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+def sparse_matmul_tla(a: ArrayT, b: ArrayLike, *, core_num: int = ..., seed: int | None = ...,
+                      arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                      return_report: Literal[True], return_launch: Literal[False] = ...,
+                      observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
 
 
 @overload
-def sparse_matmul_tla(a: ArrayT, b: ArrayLike, *, core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
-                      options: LaunchParams | None = ..., return_report: Literal[False] = ...,
-                      return_launch: Literal[True], observers: Sequence[Observer] = ...,
-                      kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+def sparse_matmul_tla(a: ArrayT, b: ArrayLike, *, core_num: int = ..., seed: int | None = ...,
+                      arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                      return_report: Literal[False] = ..., return_launch: Literal[True],
+                      observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
 
 
 @overload
-def sparse_matmul_tla(a: ArrayT, b: ArrayLike, *, core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
-                      options: LaunchParams | None = ..., return_report: Literal[True],
-                      return_launch: Literal[True], observers: Sequence[Observer] = ...,
+def sparse_matmul_tla(a: ArrayT, b: ArrayLike, *, core_num: int = ..., seed: int | None = ...,
+                      arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                      return_report: Literal[True], return_launch: Literal[True],
+                      observers: Sequence[Observer] = ...,
                       kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
 
 
 @overload
-def sparse_matmul_tla(a: ArrayT, b: ArrayLike, *, core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
-                      options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
+def sparse_matmul_tla(a: ArrayT, b: ArrayLike, *, core_num: int = ..., seed: int | None = ...,
+                      arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                      return_report: bool = ..., return_launch: bool = ...,
                       observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
 
 

@@ -40,13 +40,12 @@ import numpy as np
 
 from catlass_py.arch.pipes import Pipe
 from catlass_py.arch.spec import get_arch
-from catlass_py.errors import ConfigError, KernelError
+from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.tile.copy_tla import (
     CopyGmToL1Tla,
     CopyL0CToGmTla,
     CopyL1ToL0ATla,
-    _check_extent,
     _device,
     _emit,
     _mode_extent,
@@ -193,8 +192,9 @@ class TileMmadSparse:
     ``C += A @ B`` on the first m rows and n columns of L0C, A the first k columns of L0A (zZ), B the 4:2 sparse
     ``k x n`` matrix whose dense ``k/2 x n`` values sit in L0B (nZ) with their indices beside them: the j-th
     dense value of column c stands at row ``4 * (j // 2) + j % 2 + index`` of B. int8 x int8 accumulates exactly
-    in int32 (wrapping). An index of 3 (invalid, or L0B bytes no ``LoadDataWithSparse`` wrote) is a
-    :class:`KernelError`. m, n, k <= 4095; k a multiple of 8 (whole groups of four).
+    in int32 (wrapping). An index of 3 (invalid, or L0B bytes no ``LoadDataWithSparse`` wrote) is an
+    :class:`ArgumentError` (an invalid operand of the instruction). m, n, k <= 4095; k a multiple of 8 (whole
+    groups of four).
 
     The instruction event reads the (m x k) region of L0A and the (k/2 x n) region of L0B and writes the (m x n)
     region of L0C (reading it first when accumulating); its ``flops`` count the MACs of the dense depth,
@@ -231,7 +231,7 @@ class TileMmadSparse:
         code = (l0b.arena.sparse_index[where >> 2] >> ((where & 3) << 1).astype(np.uint8)) & 3
         if (code == 3).any():
             r, c = (int(v) for v in np.argwhere(code == 3)[0])
-            raise KernelError(f"{what}: the index of dense value ({r}, {c}) of L0B is 3 (no element of its group): "
+            raise ArgumentError(f"{what}: the index of dense value ({r}, {c}) of L0B is 3 (no element of its group): "
                               f"an invalid index, or L0B bytes no LoadDataWithSparse loaded")
         slot = np.arange(half)[:, None]
         row = 4 * (slot // 2) + slot % 2 + code                              # [k/2, n] rows of B

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from catlass_py import golden, ops, sparse
 from catlass_py.arch import ATLAS_A2, Observer, standalone_core
 from catlass_py.assemblies import sparse_matmul_tla as assembly
-from catlass_py.errors import ArgumentError, ConfigError, KernelError, OutOfBoundsError
+from catlass_py.errors import ArgumentError, ConfigError, OutOfBoundsError
 from catlass_py.gemm import MmadPingpong, SparseMatmulMultiBlockOnKAxis
 from catlass_py.gemm.block import BlockMmadSparseTla, BlockMmadTla, BlockSchedulerIterateK, MatmulShape
 from catlass_py.kernel import DeviceGemm
@@ -257,5 +257,5 @@ def test_load_data_with_sparse_carries_the_index_and_mmad_uses_it():
     TileMmadSparse(ATLAS_A2)(l0c, l0a, l0b, m, n, k)
     got = make_tensor(l0c, make_layout_l0c(m, n)).read()
     assert np.array_equal(got, _want(a, b))
-    with pytest.raises(KernelError, match="index of dense value .* is 3"):
+    with pytest.raises(ArgumentError, match="index of dense value .* is 3"):
         TileMmadSparse(ATLAS_A2)(l0c, l0a, r.l0b_buf.get_buffer_by_byte("int8", 32768), m, n, k)

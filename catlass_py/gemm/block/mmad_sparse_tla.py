@@ -92,8 +92,8 @@ class BlockMmadSparseTla:
                 raise ConfigError(f"{what}: L0TileShape exceeding the {label} space! ({label}_TILE_SIZE <= "
                                   f"{label}_SIZE: {need} > {have})")
         if not (l1.m == l0.m and l1.n == l0.n):
-            raise ConfigError(f"{what}: The situation where the basic blocks of L1 and L0 differ on the m and n axes is "
-                              f"not supported yet (L1_M == L0_M && L1_N == L0_N): L1 {tuple(l1)}, L0 {tuple(l0)}")
+            raise ConfigError(f"{what}: The situation where the basic blocks of L1 and L0 differ on the m and n axes "
+                              f"is not supported yet (L1_M == L0_M && L1_N == L0_N): L1 {tuple(l1)}, L0 {tuple(l0)}")
         if l0.k > l1.k:
             raise ConfigError(f"{what}: L0TileShape::K cannot exceed L1TileShape::K (L0_K <= L1_K): {l0.k} > {l1.k}")
         # what the addressing assumes (not checked by CATLASS)

@@ -54,7 +54,8 @@ class BlockSchedulerIterateK:
     def update(self, problem_shape: MatmulShape, block_idx: int, block_num: int,
                aic_core_num: int) -> "BlockSchedulerIterateK":
         """The scheduler of one AI core (the C++ constructor)."""
-        for name, v, low in (("block_idx", block_idx, 0), ("block_num", block_num, 1), ("aic_core_num", aic_core_num, 1)):
+        for name, v, low in (("block_idx", block_idx, 0), ("block_num", block_num, 1),
+                             ("aic_core_num", aic_core_num, 1)):
             if not is_int(v) or v < low:
                 raise ArgumentError(f"BlockSchedulerIterateK: {name} must be an int >= {low}, got {v!r}")
         return BlockSchedulerIterateK(self.l1_shape, self.l0_shape, problem_shape, int(block_idx), int(block_num),
