@@ -33,6 +33,8 @@ CASES = {
     "10_grouped_matmul_slice_m_per_token_dequant": (["3", "300", "300", "100"], 2),
     "11_grouped_matmul_slice_k_per_token_dequant": (["3", "130", "300", "300"], 2),
     "12_quant_matmul": (["300", "300", "100"], 2),
+    "13_basic_matmul_tla": (["300", "520", "100"], 2),
+    "14_optimized_matmul_tla": (["300", "200", "100"], 2),
     "19_mla": (["2", "1,3", "130,300", "5", "8", "128"], 2),
     "20_matmul_bias": (["300", "260", "100"], 2),
     "21_basic_matmul_preload_zN": (["300", "272", "112"], 2),
@@ -42,6 +44,10 @@ CASES = {
     "28_matmul_silu": (["300", "260", "64"], 2),
     "34_single_core_splitk_matmul": (["300", "200", "600"], 2),
     "37_streamk_matmul": (["300", "200", "600"], 2),
+    "42_quant_optimized_matmul_tla": (["300", "200", "100"], 2),
+    "44_quant_matmul_full_loadA_tla": (["300", "200", "600"], 2),
+    "45_strided_batched_matmul_tla": (["3", "130", "100", "40"], 2),
+    "52_quant_multi_core_splitk_matmul_tla": (["130", "200", "1100"], 4),
     "transpose_quant_batch_matmul": (["20", "64", "300", "2", "e5m2", "fp16", "021"], 3),
 }
 
