@@ -183,3 +183,53 @@ def test_cli_predict_only_json(capsys):
     assert out["analysis"]["cost"]["predicted_device_time_us"] > 0
     assert cli.main(["run", "12", "300", "300", "100", "--predict-only", "--seeds", "2"]) == 2
     assert "--seeds" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, args", [("13_basic_matmul_tla", ["4096", "4096", "64"]),
+                                        ("52_quant_multi_core_splitk_matmul_tla", ["2048", "2048", "256"])])
+def test_a_timing_only_tla_run_allocates_neither_operands_nor_buffers(name, args):
+    # the TLA tensors over shape-only GM, unallocated workspaces and a timing-only core's buffers are stand-ins
+    tracemalloc.start()
+    try:
+        result = load_script(name).run(args, options=LaunchParams(numerics=False))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sum(result.blocks_per_core) > 0 and not result.numerics
+    assert peak < 16 << 20, f"peak {peak / 2**20:.1f} MiB"
+
+
+def _tla_kernel_args(numerics_a, m=64, n=32, k=48, a_bytes=None, c_read_only=False):
+    from catlass_py.assemblies.basic_matmul_tla import assemble
+    from catlass_py.gemm import GemmCoord
+    from catlass_py.kernel import DeviceGemm
+    from catlass_py.tla import make_layout_tag
+
+    kernel = assemble()
+    nbytes = 2 * m * k if a_bytes is None else a_bytes
+    a = (GlobalBuffer.from_array(np.ones(nbytes // 2, np.float16), "a", read_only=True) if numerics_a
+         else GlobalBuffer.virtual(nbytes, "a", read_only=True))
+    b = GlobalBuffer.from_array(np.ones((k, n), np.float16), "b", read_only=True)
+    c = GlobalBuffer.from_array(np.zeros((m, n), np.float16), "c", read_only=c_read_only)
+    op = DeviceGemm(kernel)
+    op.initialize(kernel.Arguments(GemmCoord(m, n, k), a.tensor("float16"), make_layout_tag("float16", "RowMajor", m, k),
+                                   b.tensor("float16"), make_layout_tag("float16", "RowMajor", k, n),
+                                   c.tensor("float16"), make_layout_tag("float16", "RowMajor", m, n)))
+    return op
+
+
+@pytest.mark.parametrize("case, match", [({"a_bytes": 2 * 64 * 48 - 2}, "GM tensor 'a'"),
+                                         ({"c_read_only": True}, "GM tensor 'c' is read-only")])
+def test_tla_copies_check_bounds_without_the_bytes(case, match):
+    # the TLA GM->L1 copy reads one element past A's end, or the fixpipe writes a read-only C: a full and a
+    # timing-only launch stop at the same instruction with the same message
+    with pytest.raises(OutOfBoundsError, match=match) as full:
+        _tla_kernel_args(True, **case).run(1)
+    with pytest.raises(OutOfBoundsError, match=match) as timed:
+        _tla_kernel_args(False, **case).run(1, options=LaunchParams(numerics=False))
+    assert str(full.value) == str(timed.value)
+
+
+def test_a_full_tla_run_on_a_shape_only_operand_names_it():
+    with pytest.raises(NoDataError, match="'a' is shape-only"):
+        _tla_kernel_args(False).run(1)

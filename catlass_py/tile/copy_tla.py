@@ -113,19 +113,27 @@ def _mode_extent(mode) -> int:
 
 
 @functools.lru_cache(maxsize=4096)
-def _region(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray, int, tuple]:
-    """``(offsets, base, runs)`` of the ``extent`` region at ``coord`` of ``layout``: element ``c`` of the region is
-    at ``base + offsets[c]``; ``runs`` are the ``(start, length, stride, count)`` pieces of ``offsets`` (relative to
-    ``base``), consecutive equal-length runs at a constant distance merged into one strided piece."""
+def _region(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray, int, tuple, int]:
+    """``(offsets, base, runs, top)`` of the ``extent`` region at ``coord`` of ``layout``: element ``c`` of the
+    region is at ``base + offsets[c]``; ``runs`` are the ``(start, length, stride, count)`` pieces of ``offsets``
+    (relative to ``base``), consecutive equal-length runs at a constant distance merged into one strided piece;
+    ``top`` is the largest offset (-1 for an empty region). A linear layout's regions at different coordinates
+    share one offsets array (:func:`_region_at`)."""
     base = 0
     key_coord = coord
     if layout.depth <= 1:  # linear modes: the region at coord is the region at 0, shifted
         base = int(layout._eval(coord if is_tuple(layout.shape) else coord[0]))
         key_coord = (0,) * len(coord)
-    probe = _tla_make_tensor(np.empty(1, np.int8), Layout(layout.shape, layout.stride, extent), "GM", key_coord)
+    offsets, runs, top = _region_at(layout, key_coord, extent)
+    return offsets, base, runs, top
+
+
+@functools.lru_cache(maxsize=1024)
+def _region_at(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray, tuple, int]:
+    probe = _tla_make_tensor(np.empty(1, np.int8), Layout(layout.shape, layout.stride, extent), "GM", coord)
     offsets = probe.offsets()
     offsets.setflags(write=False)
-    return offsets, base, _runs(offsets)
+    return offsets, _runs(offsets), int(offsets.max()) if offsets.size else -1
 
 
 def _runs(offsets: np.ndarray) -> tuple:
@@ -162,13 +170,6 @@ def _check_extent(t: Tensor, extent: tuple, what: str) -> None:
                                 f"(mode {i} holds {_mode_extent(mode)} elements)")
 
 
-@functools.lru_cache(maxsize=4096)
-def _top(layout: Layout, coord: tuple, extent: tuple) -> int:
-    """The largest offset of :func:`_region`'s ``offsets`` (-1 for an empty region)."""
-    offsets = _region(layout, coord, extent)[0]
-    return int(offsets.max()) if offsets.size else -1
-
-
 def _values(t: Tensor) -> np.ndarray:
     """The numpy elements behind ``t``: its data, or the builtin's view where the data is a stand-in
     (:func:`make_tensor`; a shape-only GM buffer raises :class:`~catlass_py.errors.NoDataError` naming it)."""
@@ -180,7 +181,7 @@ def _values(t: Tensor) -> np.ndarray:
 
 def gather(t: Tensor, extent: tuple, what: str) -> np.ndarray:
     """The ``extent`` region of ``t`` (from its coordinate) as an array of that shape."""
-    offsets, base, _ = _region(t.layout, t.coord, extent)
+    offsets, base, _, _ = _region(t.layout, t.coord, extent)
     start = t.offset + base
     data = _values(t)
     try:
@@ -192,7 +193,7 @@ def gather(t: Tensor, extent: tuple, what: str) -> np.ndarray:
 def scatter(t: Tensor, extent: tuple, values: np.ndarray, what: str) -> None:
     """Store ``values`` (shape ``extent``) as the ``extent`` region of ``t``."""
     _check_extent(t, extent, what)
-    offsets, base, _ = _region(t.layout, t.coord, extent)
+    offsets, base, _, _ = _region(t.layout, t.coord, extent)
     if not offsets.size:
         return
     data = _values(t)
@@ -209,8 +210,8 @@ def scatter(t: Tensor, extent: tuple, values: np.ndarray, what: str) -> None:
 
 def check_gather(t: Tensor, extent: tuple, what: str) -> None:
     """The checks of :func:`gather` without reading a byte (a timing-only core): raises where it would."""
-    top = _top(t.layout, t.coord, extent)
-    if top >= 0 and t.offset + _region(t.layout, t.coord, extent)[1] + top >= t.data.shape[0]:
+    _, base, _, top = _region(t.layout, t.coord, extent)
+    if top >= 0 and t.offset + base + top >= t.data.shape[0]:
         raise _outside(t, what)
 
 
@@ -218,7 +219,7 @@ def check_scatter(t: Tensor, extent: tuple, what: str) -> None:
     """The checks of :func:`scatter` without writing a byte (a timing-only core): the destination's layout
     holds the region, the memory is writable and holds it, in :func:`scatter`'s order."""
     _check_extent(t, extent, what)
-    top = _top(t.layout, t.coord, extent)
+    _, base, _, top = _region(t.layout, t.coord, extent)
     if top < 0:
         return
     b = t.builtin
@@ -226,14 +227,14 @@ def check_scatter(t: Tensor, extent: tuple, what: str) -> None:
                  not t.data.flags.writeable if not is_virtual(t.data) else False)
     if read_only:
         raise OutOfBoundsError(f"{what}: {_name(t)} is read-only")
-    if t.offset + _region(t.layout, t.coord, extent)[1] + top >= t.data.shape[0]:
+    if t.offset + base + top >= t.data.shape[0]:
         raise _outside(t, what)
 
 
 def accesses(t: Tensor, extent: tuple) -> tuple:
     """The bytes of the ``extent`` region of ``t`` as :class:`~catlass_py.arch.events.MemAccess` records of its
     builtin tensor (a GM access keeps one, possibly empty, record)."""
-    _, base, runs = _region(t.layout, t.coord, extent)
+    _, base, runs, _ = _region(t.layout, t.coord, extent)
     shift = t.offset + base
     records = tuple(t.builtin.access(s + shift, n, d, c) for s, n, d, c in runs)
     if not records and isinstance(t.builtin, GlobalTensor):
