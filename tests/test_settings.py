@@ -98,6 +98,7 @@ def test_bad_settings_exit_2_with_one_line(capsys):
 @pytest.mark.parametrize("argv, settings, details", [
     (["13", "200", "300", "256"], ["l1_tile=64x128x128", "l0_tile=64x128x64", "swizzle=3,0"],
      {"swizzle": "<3,0>", "total_blocks": 4 * 3}),
+    (["13", "200", "300", "136"], ["layout_a=column", "layout_b=column"], {"total_blocks": 2 * 2}),
     (["14", "200", "300", "256"], ["l1_tile=64x128x128", "l0_tile=64x128x64", "enable_shuffle_k=false"],
      {"swizzle": "<3,1>", "total_blocks": 4 * 3, "padding_a": False}),
     (["42", "300", "200", "256"], ["workspace_stages=1", "swizzle=3,1"], {"swizzle": "<3,1>", "total_blocks": 3}),
