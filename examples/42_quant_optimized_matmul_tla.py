@@ -46,8 +46,8 @@ def make_inputs(m: int, n: int, k: int):
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult:
     """Run the example with CATLASS's arguments ``m n k [device_id]``; ``observers`` join the launch,
     ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches (``numerics=False``: timing only),
-    ``config`` holds keywords for :func:`~catlass_py.assemblies.quant_optimized_matmul_tla.assemble` (tile shapes, swizzle, padding, stages, ...) over the example's
-    runtime choices."""
+    ``config`` holds keywords for :func:`~catlass_py.assemblies.quant_optimized_matmul_tla.assemble` (tile shapes,
+    swizzle, padding, stages, ...) over the example's runtime choices."""
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)

@@ -212,9 +212,9 @@ def _tla_kernel_args(numerics_a, m=64, n=32, k=48, a_bytes=None, c_read_only=Fal
     b = GlobalBuffer.from_array(np.ones((k, n), np.float16), "b", read_only=True)
     c = GlobalBuffer.from_array(np.zeros((m, n), np.float16), "c", read_only=c_read_only)
     op = DeviceGemm(kernel)
-    op.initialize(kernel.Arguments(GemmCoord(m, n, k), a.tensor("float16"), make_layout_tag("float16", "RowMajor", m, k),
-                                   b.tensor("float16"), make_layout_tag("float16", "RowMajor", k, n),
-                                   c.tensor("float16"), make_layout_tag("float16", "RowMajor", m, n)))
+    layouts = [make_layout_tag("float16", "RowMajor", r, c) for r, c in ((m, k), (k, n), (m, n))]
+    op.initialize(kernel.Arguments(GemmCoord(m, n, k), a.tensor("float16"), layouts[0], b.tensor("float16"),
+                                   layouts[1], c.tensor("float16"), layouts[2]))
     return op
 
 

@@ -31,11 +31,12 @@ def scheduler_for(m: int, l1_m: int = L1_TILE[0]):
     return GemmIdentityBlockSwizzleL1FullLoad(1, 0) if m > l1_m else GemmIdentityBlockSwizzle(3, 0)
 
 
-def assemble(arch=ATLAS_A2, *, layout_a: Layout = RowMajor, layout_b: Layout = RowMajor, element_d: Element = "bfloat16",
-             dispatch_policy: Policy | None = None, block_scheduler: Scheduler | None = None,
-             workspace_stages: Count = 2, ub_stages: Count = 2, epilogue_tile: MatrixTile = (32, 256),
-             l1_tile: TileShape = GemmShape(*L1_TILE), l0_tile: TileShape = GemmShape(*L0_TILE),
-             enable_shuffle_k: Flag = True, l1b_stages: Count = 2, l0a_stages: Count = 2, l0b_stages: Count = 2):
+def assemble(arch=ATLAS_A2, *, layout_a: Layout = RowMajor, layout_b: Layout = RowMajor,
+             element_d: Element = "bfloat16", dispatch_policy: Policy | None = None,
+             block_scheduler: Scheduler | None = None, workspace_stages: Count = 2, ub_stages: Count = 2,
+             epilogue_tile: MatrixTile = (32, 256), l1_tile: TileShape = GemmShape(*L1_TILE),
+             l0_tile: TileShape = GemmShape(*L0_TILE), enable_shuffle_k: Flag = True, l1b_stages: Count = 2,
+             l0a_stages: Count = 2, l0b_stages: Count = 2):
     """Build the kernel like the C++ example. The keywords swap template parameters: the layout tags of A and B
     (a name or a layout class), D's element, the dispatch policy (default ``MmadFullLoadA`` with
     ``enable_shuffle_k`` and the L1B/L0A/L0B stages), the scheduler (default: the L1-full-load one), the

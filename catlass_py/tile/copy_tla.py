@@ -14,6 +14,11 @@ instruction gathers and scatters its region through the TLA layouts (numpy fancy
 the region, :meth:`catlass_py.tla.Tensor.offsets`) and declares the bytes it touches on the simulated memory
 (runs of consecutive elements derived from the same offsets, cached by layout and extent).
 
+On a core of a timing-only launch (``LaunchParams(numerics=False)``) the tensors hold shape-only stand-ins of their
+views (:func:`make_tensor`) and each copy makes the checks its gather and scatter would make (:func:`check_gather`,
+:func:`check_scatter`: the region fits the destination's layout and the memory, the memory is writable) without
+moving a byte; the events and their declared accesses are the full run's.
+
 ===================  =============================================  ==========================================
 copy                 layouts (source -> destination)                region moved
 ===================  =============================================  ==========================================
