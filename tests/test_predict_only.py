@@ -233,3 +233,30 @@ def test_tla_copies_check_bounds_without_the_bytes(case, match):
 def test_a_full_tla_run_on_a_shape_only_operand_names_it():
     with pytest.raises(NoDataError, match="'a' is shape-only"):
         _tla_kernel_args(False).run(1)
+
+
+_TLA_OPS = {
+    "basic_matmul_tla": ((130, 200), (200, 96), "float16", ()),
+    "optimized_matmul_tla": ((130, 200), (200, 96), "float16", ()),
+    "strided_batched_matmul_tla": ((2, 130, 200), (2, 200, 96), "float16", ()),
+    "quant_matmul_full_load_a_tla": ((130, 200), (200, 96), "int8", ((96,), (130,))),
+    "quant_multi_core_splitk_matmul_tla": ((130, 200), (200, 96), "int8", ((96,), (130,))),
+    "quant_optimized_matmul_tla": ((130, 200), (200, 96), "int8", ((96,), (130,))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TLA_OPS))
+def test_tla_operators_run_timing_only_on_shape_only_operands(name):
+    from catlass_py import ops
+
+    a_shape, b_shape, dtype, scales = _TLA_OPS[name]
+    op = getattr(ops, name)
+    rng = np.random.default_rng(0)
+    real = [rng.integers(-3, 4, a_shape).astype(dtype), rng.integers(-3, 4, b_shape).astype(dtype),
+            *(rng.random(s).astype(np.float32) for s in scales)]
+    shaped = [virtual_array(x.shape, x.dtype) for x in real]
+    full_cost, timed_cost = CostModel(), CostModel()
+    full = op(*real, core_num=4, observers=(full_cost,))
+    timed = op(*shaped, core_num=4, observers=(timed_cost,), options=LaunchParams(numerics=False))
+    assert is_virtual(timed) and timed.shape == full.shape and timed.dtype == full.dtype
+    assert timed_cost.report.cycles == full_cost.report.cycles
