@@ -28,7 +28,7 @@ import sys
 
 import numpy as np
 
-from catlass_py import golden, sparse
+from catlass_py import data, golden, sparse
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.sparse_matmul_tla import assemble
 from catlass_py.gemm.block import MatmulShape
@@ -37,6 +37,7 @@ from catlass_py.kernel.sparse_matmul_tla import SparseBlockMmadArguments
 from catlass_py.ops.sparse_matmul_tla import validate_inputs
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
 from catlass_py.tla import make_layout_tag
+from catlass_py.virtual import virtual_array
 
 NAME = "41_sparse_matmul_tla"
 USAGE = "m n k [device_id]"
@@ -47,7 +48,11 @@ SUMMARY = ("int8 C = A @ B with a 4:2 structured-sparse B (dense values + 2-bit 
 def make_inputs(m: int, n: int, k: int):
     """``sparse_gen_data.py``'s host data: A [m, k] int8 in -10..9, then the sparse B [k, n] (two positions of every
     group of four along k hold 1..9), compressed: the dense B [n, k/2] and the ND index [n, k/8]; returns (A,
-    sparse B, dense B, index)."""
+    sparse B, dense B, index); shape-only arrays inside :func:`catlass_py.data.shape_only_fills` (a timing-only
+    run)."""
+    if data.shape_only_active():
+        return (virtual_array((m, k), np.int8), virtual_array((k, n), np.int8), virtual_array((n, k // 2), np.int8),
+                virtual_array((n, k // 8), np.uint8))
     rs = np.random.RandomState(1)
     a = rs.randint(-10, 10, (m, k)).astype(np.int8)
     keys = rs.random_sample((n, k // 4, 4))
@@ -62,8 +67,8 @@ def make_inputs(m: int, n: int, k: int):
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult:
     """Run the example with CATLASS's arguments ``m n k [device_id]``; ``observers`` join the launch,
     ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches and ``config`` holds keywords for
-    :func:`~catlass_py.assemblies.sparse_matmul_tla.assemble` (tile shapes, policy). Timing-only runs
-    (``numerics=False``) are not supported yet: the TLA tile copies move bytes."""
+    :func:`~catlass_py.assemblies.sparse_matmul_tla.assemble` (tile shapes, policy); ``numerics=False``: timing
+    only (shape-only operands and index, nothing compared)."""
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
@@ -85,7 +90,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     layout_c = make_layout_tag("int32", "RowMajor", m, n)
     gm_a = to_device("a", a)
     gm_b = to_device("b", dense)  # the ColumnMajor k/2 x n B: one row of k/2 values per column
-    gm_idx = to_device("index", sparse.index_to_nz(index))
+    index_nz = sparse.index_to_nz(index) if ex.numerics else virtual_array((idx_bytes,), np.uint8)
+    gm_idx = to_device("index", index_nz)
     host_c = ex.zeros((m, n), np.int32)
     gm_c = to_device("c", host_c, read_only=False)
 
@@ -109,7 +115,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     return ex.result(
         host_c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result, golden=expect,
         details={"total_blocks": kernel.total_blocks((m, n, k)), "block_num": block_num,
-                 "index_bytes": idx_bytes, "nonzeros": int(np.count_nonzero(b))},
+                 "index_bytes": idx_bytes,
+                 **({"nonzeros": int(np.count_nonzero(b))} if ex.numerics else {})},
     )
 
 

@@ -44,6 +44,7 @@ CASES = {
     "28_matmul_silu": (["300", "260", "64"], 2),
     "34_single_core_splitk_matmul": (["300", "200", "600"], 2),
     "37_streamk_matmul": (["300", "200", "600"], 2),
+    "41_sparse_matmul_tla": (["160", "320", "128"], 2),
     "42_quant_optimized_matmul_tla": (["300", "200", "100"], 2),
     "44_quant_matmul_full_loadA_tla": (["300", "200", "600"], 2),
     "45_strided_batched_matmul_tla": (["3", "130", "100", "40"], 2),

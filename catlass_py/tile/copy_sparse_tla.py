@@ -53,6 +53,8 @@ from catlass_py.tile.copy_tla import (
     _round,
     _runs,
     accesses,
+    check_gather,
+    check_scatter,
     gather,
     is_layout_kind,
     scatter,
@@ -97,13 +99,17 @@ class CopyGmToL1SparseTla(CopyGmToL1Tla):
         src_rows, src_cols = _extent(src)
         row, col = (int(v) for v in src.coord)
         rows, cols = min(dst_rows, src_rows - row), min(dst_cols, src_cols - col)  # nValue, dValue
-        data = gather(src, (rows, cols), what)
         land = (rows, _round(cols, self.element.c0))
-        if land != data.shape:  # ND2NZ zero-fills each row to a whole 32-byte chunk
-            full = np.zeros(land, data.dtype)
-            full[:, :cols] = data
-            data = full
-        scatter(dst, land, data, what)
+        if dst.builtin.computes:
+            data = gather(src, (rows, cols), what)
+            if land != data.shape:  # ND2NZ zero-fills each row to a whole 32-byte chunk
+                full = np.zeros(land, data.dtype)
+                full[:, :cols] = data
+                data = full
+            scatter(dst, land, data, what)
+        else:  # timing-only: the same checks, no bytes
+            check_gather(src, (rows, cols), what)
+            check_scatter(dst, land, what)
         _emit(dst.builtin.ctx, Pipe.MTE2, what, nbytes=self.element.nbytes(rows * cols),
               gm_reads=accesses(src, (rows, cols)), local_writes=accesses(dst, land),
               info={"rows": rows, "cols": cols, "dmas": 1})
@@ -116,8 +122,11 @@ class CopyGmToL1SparseTla(CopyGmToL1Tla):
             if not is_layout_kind(INDEX_LAYOUT_DTYPE, t.layout, "nZ"):
                 raise ConfigError(f"{what}: the {name} layout {t.layout} is not nZ of 8 x 16 fractals")
         extent = _extent(dst)  # nburst rows of fractals, blockLen = the destination's column fractals
-        data = gather(src, extent, what)
-        scatter(dst, extent, data, what)
+        if dst.builtin.computes:
+            scatter(dst, extent, gather(src, extent, what), what)
+        else:  # timing-only: the same checks, no bytes
+            check_gather(src, extent, what)
+            check_scatter(dst, extent, what)
         _emit(dst.builtin.ctx, Pipe.MTE2, self.op_name, nbytes=extent[0] * extent[1],
               gm_reads=accesses(src, extent), local_writes=accesses(dst, extent),
               info={"rows": extent[0], "cols": extent[1], "index": True})
@@ -159,12 +168,16 @@ class CopyL1ToL0BSparseTla:
             if not is_layout_kind(dtype, t.layout, "nZ"):
                 raise ConfigError(f"{what}: the {name} layout {t.layout} is not nZ")
         extent = _extent(dst)  # whole fractals move
-        data = gather(src, extent, what)
-        scatter(dst, extent, data, what)
+        computes = dst.builtin.computes
+        if computes:
+            scatter(dst, extent, gather(src, extent, what), what)
+        else:  # timing-only: the same checks, no bytes
+            check_gather(src, extent, what)
+            check_scatter(dst, extent, what)
         # the index bytes: dense byte o of the source tile (from its data pointer) has its index at byte o >> 2 of
         # the index tile's data; in L0B at arena byte (destination byte) >> 2
-        s_off, s_base, _ = _region(src.layout, src.coord, extent)
-        d_off, d_base, _ = _region(dst.layout, dst.coord, extent)
+        s_off, s_base, _, _ = _region(src.layout, src.coord, extent)
+        d_off, d_base, _, _ = _region(dst.layout, dst.coord, extent)
         s_abs = s_off.ravel() + (src.offset + s_base)
         d_abs = d_off.ravel() + (dst.offset + d_base + dst.builtin.byte_offset)
         if ((s_abs - d_abs) % 4).any():
@@ -172,12 +185,18 @@ class CopyL1ToL0BSparseTla:
                               f"bytes cannot follow them")
         head = s_abs % 4 == 0
         idx_bytes = s_abs[head] // 4
-        try:
-            values = idx.data[idx.offset:][idx_bytes]
-        except IndexError:
+        if computes:
+            try:
+                values = idx.data[idx.offset:][idx_bytes]
+            except IndexError:
+                values = None
+        else:  # timing-only: the bounds check of the index bytes, no bytes
+            values = () if not idx_bytes.size or idx.offset + int(idx_bytes.max()) < idx.data.shape[0] else None
+        if values is None:
             raise ConfigError(f"{what}: the index bytes of the tile reach past the end of the index tensor "
-                              f"{idx.builtin!r}") from None
-        dst.builtin.arena.sparse_index[d_abs[head] // 4] = values
+                              f"{idx.builtin!r}")
+        if computes:
+            dst.builtin.arena.sparse_index[d_abs[head] // 4] = values
         ctx = dst.builtin.ctx
         if ctx is not None and ctx.bus.instructions:
             idx_runs = _runs(np.asarray(idx_bytes))
@@ -224,9 +243,28 @@ class TileMmadSparse:
         ta = make_tensor(l0a, make_layout_tag("int8", "zZ", m, k))
         tb = make_tensor(l0b, make_layout_tag("int8", "nZ", half, n))
         tc = make_tensor(l0c, make_layout_l0c(m, n))
+        if l0c.computes:
+            self._compute(ta, tb, tc, l0b, m, n, k, init_c)
+        else:  # timing-only: the same bounds checks, no bytes (the indices are values: not checked)
+            check_gather(ta, (m, k), what)
+            check_gather(tb, (half, n), what)
+            if not init_c:
+                check_gather(tc, (m, n), what)
+            check_scatter(tc, (m, n), what)
+        ctx = l0c.ctx
+        if ctx is not None and ctx.bus.instructions:
+            c_region = accesses(tc, (m, n))
+            reads = accesses(ta, (m, k)) + accesses(tb, (half, n)) + (() if init_c else c_region)
+            ctx.emit(Pipe.M, what, flops=m * n * k, nbytes=m * k + half * n, local_reads=reads,
+                     local_writes=c_region, unit_flag=unit_flag,
+                     info={"m": m, "n": n, "k": k, "init_c": init_c, "dtype": "int8", "sparse": True})
+
+    def _compute(self, ta, tb, tc, l0b, m: int, n: int, k: int, init_c: bool) -> None:
+        what = self.op_name
+        half = k // 2
         a = gather(ta, (m, k), what)
         dense = gather(tb, (half, n), what)
-        off, base, _ = _region(tb.layout, tb.coord, (half, n))
+        off, base, _, _ = _region(tb.layout, tb.coord, (half, n))
         where = off + (tb.offset + base + l0b.byte_offset)                 # arena bytes of the dense values
         code = (l0b.arena.sparse_index[where >> 2] >> ((where & 3) << 1).astype(np.uint8)) & 3
         if (code == 3).any():
@@ -244,13 +282,6 @@ class TileMmadSparse:
             scatter(tc, (m, n), acc, what)
         else:
             scatter(tc, (m, n), (gather(tc, (m, n), what).astype(np.int64) + acc).astype(np.int32), what)
-        ctx = l0c.ctx
-        if ctx is not None and ctx.bus.instructions:
-            c_region = accesses(tc, (m, n))
-            reads = accesses(ta, (m, k)) + accesses(tb, (half, n)) + (() if init_c else c_region)
-            ctx.emit(Pipe.M, what, flops=m * n * k, nbytes=m * k + half * n, local_reads=reads,
-                     local_writes=c_region, unit_flag=unit_flag,
-                     info={"m": m, "n": n, "k": k, "init_c": init_c, "dtype": "int8", "sparse": True})
 
 
 class CopyL0CToGmSparseTla(CopyL0CToGmTla):
@@ -277,9 +308,13 @@ class CopyL0CToGmSparseTla(CopyL0CToGmTla):
         n = min(src_cols, dst_cols - int(dst.coord[1]))
         from catlass_py.tile.quant import fixpipe_convert, m1_scale
 
-        acc = gather(src, (m, n), what)
-        out = fixpipe_convert(acc, self.quant_mode, self.element_c, scale=m1_scale(self.scale_word), relu=False)
-        scatter(dst, (m, n), out, what)
+        if src.builtin.computes:
+            acc = gather(src, (m, n), what)
+            out = fixpipe_convert(acc, self.quant_mode, self.element_c, scale=m1_scale(self.scale_word), relu=False)
+            scatter(dst, (m, n), out, what)
+        else:  # timing-only: the same checks, no bytes
+            check_gather(src, (m, n), what)
+            check_scatter(dst, (m, n), what)
         ctx = src.builtin.ctx
         if ctx is not None and ctx.bus.instructions:
             ctx.emit(Pipe.FIX, self.op_name, nbytes=self.element_c.nbytes(m * n), gm_writes=accesses(dst, (m, n)),

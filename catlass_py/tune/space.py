@@ -296,6 +296,12 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
             "default", "around the example's 128x256x256 / 128x256x64 (CATLASS registers no space)",
             TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),)),
     },
+    "41_sparse_matmul_tla": {
+        "default": SearchSpace(
+            "default", "around the example's 128x256x128 / 128x256x64 (int8 4:2 sparse B; the kernel's tile rule "
+                       "and the block's static_asserts keep the legal ones, L0 K in whole 64s; no roofline: B is half dense)",
+            TileRange((64, 256), (128, 256), (64, 256), (64, 128), step=64)),
+    },
     "42_quant_optimized_matmul_tla": {
         "default": SearchSpace(
             "default", "around the example's 128x256x512 / 128x256x128 (int8) and its workspace stages",

@@ -61,7 +61,8 @@ def test_every_shipped_example_has_a_search_space_whose_default_candidates_assem
 
 @pytest.mark.parametrize("name, shape", [
     ("13_basic_matmul_tla", ("200", "520", "384")), ("14_optimized_matmul_tla", ("200", "300", "256")),
-    ("42_quant_optimized_matmul_tla", ("200", "300", "512")), ("44_quant_matmul_full_loadA_tla", ("300", "200", "256")),
+    ("41_sparse_matmul_tla", ("160", "320", "256")), ("42_quant_optimized_matmul_tla", ("200", "300", "512")),
+    ("44_quant_matmul_full_loadA_tla", ("300", "200", "256")),
     ("45_strided_batched_matmul_tla", ("2", "130", "200", "128")),
     ("52_quant_multi_core_splitk_matmul_tla", ("64", "300", "1100")),
 ])
