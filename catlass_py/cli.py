@@ -9,6 +9,7 @@ simulated machine::
     catlass-py run NAME --help    (also lists the example's assembly settings, --set)
     catlass-py tune 00_basic_matmul 256 512 1024 [--arch NAME] [--jobs N | --ray [ADDRESS]] [--out results.csv]
     catlass-py --version          (also: python -m catlass_py ...)
+    catlass-py calibrate [--points T01,T02] [--slow] [--plot calibration.png] [--json]
 
 A user file defines what a shipped example does (``NAME``, ``USAGE``, ``run()``; :mod:`catlass_py.runner`) and
 runs with every analysis option. :func:`load_script` (:mod:`catlass_py.scripts`) is the one loader of example
@@ -232,6 +233,12 @@ def _parser(epilogs: dict | None = None) -> argparse.ArgumentParser:
     tune.add_argument("--no-verify", action="store_true",
                       help="do not run the best configuration with numerics against the golden")
     tune.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
+    cal = sub.add_parser("calibrate", help="predict CATLASS's published timings and compare (the cost model's "
+                                           "calibration, catlass_py.calibration)")
+    cal.add_argument("--points", default=None, help="comma-separated point ids (default: every modelled point)")
+    cal.add_argument("--slow", action="store_true", help="include the points that take minutes to simulate")
+    cal.add_argument("--plot", metavar="PATH", default=None, help="write the log-log picture (needs matplotlib)")
+    cal.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     return parser
 
 
@@ -545,6 +552,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from catlass_py.tune.command import tune_command
 
             return tune_command(ns, Console(), Console(stderr=True, soft_wrap=True))
+        if ns.command == "calibrate":
+            from catlass_py.calibration.command import calibrate
+
+            return calibrate(ns, Console())
+
         return _run(ns, Console(), Console(stderr=True, soft_wrap=True))
     except KeyboardInterrupt:
         _error("interrupted")

@@ -27,15 +27,26 @@ join into P (a wait)        P starts nothing before the token's time (``WaitFlag
 ==========================  =========================================================================
 
 Pipes therefore overlap exactly as far as the kernel's synchronisation allows, and no instruction starts
-before the work it is ordered after has finished. Approximations: pipe queues
-are unbounded (issue never stalls on a full queue); GM bandwidth shared by all cores is modelled by capping
-each core's GM rate at ``gm_bandwidth / block_dim`` and by a final floor ``total GM bytes / gm_bandwidth``
-on the predicted time; every GM access is assumed to miss L2.
+before the work it is ordered after has finished.
+
+Memory below the core: a GM read (MTE2) costs ``gm_run_cycles`` per contiguous run (a row of an ND tile, a
+panel of a zN tile) plus its bytes at the per-core rate of an L2 hit or of an L2 miss. The L2 is modelled at
+tile granularity: a read of exactly the bytes an earlier read (in simulated time) fetched hits, as does a read
+of a buffer the launch wrote (the workspaces the cores hand each other); any other read misses, fetches whole
+``hbm_access_bytes`` granules from HBM and enters the cache (least recently used out when ``l2_size_bytes`` is
+exceeded; the cache starts empty, as after CATLASS's tuner clears it before each run). The HBM bandwidth shared
+by all cores is a floor on the predicted time: (granules read + bytes written) / ``gm_bandwidth``. Every
+launch adds its head overhead (``launch_overhead_us``, plus ``mix_launch_overhead_us``
+for a kernel with cube and vector programs). Approximations: pipe queues are unbounded
+(issue never stalls on a full queue); a read that overlaps an earlier one only in part misses; the HBM
+bandwidth is shared as an aggregate bound, not instruction by instruction.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +90,12 @@ class CostReport:
     pipe_busy: dict[str, float]
     core_end_cycles: dict[str, float] = field(default_factory=dict)
     launches: int = 1
+    launch_overhead_cycles: float = 0.0
+    """Head overhead of the launch(es), included in ``cycles``."""
+    l2_hit_bytes: int = 0
+    """GM bytes read from L2 (MTE2)."""
+    hbm_read_bytes: int = 0
+    """Bytes read from HBM by the reads that missed L2 (whole ``hbm_access_bytes`` granules)."""
     busy_cycles: dict[str, float] = field(default_factory=dict, repr=False)
     """Busy cycles summed over the cores of each type, per 'AIC.M'-style key (pipe_busy's numerators)."""
     core_cycles: dict[str, float] = field(default_factory=dict, repr=False)
@@ -108,11 +125,13 @@ class CostReport:
             "cube_utilisation": round(self.cube_utilisation, 4),
             "pipe_busy": {k: round(v, 4) for k, v in self.pipe_busy.items()},
             "gm_bytes": {"read": self.gm_read_bytes, "write": self.gm_write_bytes},
+            "l2": {"hit_bytes": self.l2_hit_bytes, "hbm_read_bytes": self.hbm_read_bytes},
+            "launch_overhead_us": round(self.launch_overhead_cycles / (self.clock_ghz * 1e3), 3),
         }
 
 
 class _CoreTiming:
-    __slots__ = ("issue", "free", "done", "busy", "end", "last_end")
+    __slots__ = ("issue", "free", "done", "busy", "end", "last_end", "clock")
 
     def __init__(self, start: float, pipes):
         self.issue = start
@@ -121,6 +140,8 @@ class _CoreTiming:
         self.busy = dict.fromkeys(pipes, 0.0)
         self.last_end = dict.fromkeys(pipes, start)
         self.end = start
+        self.clock = start  # start of the latest instruction timed: how far the core has got
+
 
 
 class CostModel(PipeOrder):
@@ -150,6 +171,12 @@ class CostModel(PipeOrder):
         self.event_waits: list[tuple[CoreId, str, int, float, int]] = []  # core, event, id, time, set seq
         self.markers: list[tuple[CoreId, float, str, dict]] = []
         self._offset = 0.0
+        # L2 at tile granularity, kept across the launches one model observes: read footprint -> (time of the
+        # first fetch, bytes), least recently used first; buffers written (their reads hit).
+        self._l2: OrderedDict = OrderedDict()
+        self._l2_bytes = 0
+        self._written: set[int] = set()
+        self._geometry_cache: dict = {}
 
     @property
     def report(self) -> CostReport | None:
@@ -171,20 +198,90 @@ class CostModel(PipeOrder):
         self._timing: dict[CoreId, _CoreTiming] = {}
         for c, st in self.orders.items():
             st.data = self._timing[c] = _CoreTiming(self._offset, PIPES)
+        self._queues: dict[CoreId, list] = {c: [] for c in info.cores}
+        self._last_core = self._last_queue = None
+        if self.arch_override is not None and arch.arch_code != info.arch.arch_code:
+            from catlass_py.errors import ArgumentError
+
+            raise ArgumentError(f"arch: {arch.name} (arch_code {arch.arch_code}) cannot time a kernel built for "
+                                f"{info.arch.name} (arch_code {info.arch.arch_code})")
         self._gm_read = self._gm_write = 0
+        self._l2_hit_bytes = self._hbm_read = 0
+        self._hbm_rate = p.gm_bandwidth_gbps / p.clock_ghz  # bytes per cycle, all cores together
+        self._hbm_free = self._offset  # when the HBM has served every miss queued so far
+        self._l2_rate = p.l2_bandwidth_gbps / p.clock_ghz
+        self._l2_free = self._offset  # when the L2 has served every read queued so far
         self._macs = 0
-        share = p.gm_bandwidth_gbps / p.clock_ghz / max(1, info.block_dim)  # bytes per cycle per AI core
-        self._mte2_rate = {  # GM -> L1 (AIC) / GM -> UB (AIV), by core type
-            CoreType.AIC: min(p.gm_read_bytes_per_cycle, share),
-            CoreType.AIV: min(p.aiv_gm_read_bytes_per_cycle, share),
+        # MTE2 bytes per cycle of one core: (core type, L2 hit) -> rate
+        self._read_rate = {
+            (CoreType.AIC, True): p.l2_read_bytes_per_cycle,
+            (CoreType.AIC, False): p.gm_read_bytes_per_cycle,
+            (CoreType.AIV, True): p.aiv_gm_read_bytes_per_cycle,
+            (CoreType.AIV, False): p.aiv_l2_miss_read_bytes_per_cycle,
         }
-        self._gm_write_rate = min(p.gm_write_bytes_per_cycle, share)
-        self._ub_to_gm_rate = min(p.ub_to_gm_bytes_per_cycle, share)
+        self._gm_write_rate = p.gm_write_bytes_per_cycle
+        self._ub_to_gm_rate = p.ub_to_gm_bytes_per_cycle
+        types = {c.type for c in info.cores}
+        head_us = p.launch_overhead_us
+        if types == {CoreType.AIC, CoreType.AIV}:  # a MIX kernel
+            head_us += p.mix_launch_overhead_us
+        self._head = head_us * 1e3 * p.clock_ghz
+
+    def on_event(self, e) -> None:
+        """Queue the event on its core; the launch's events are timed at its end (:meth:`_time_events`)."""
+        core = e.core
+        if core is not self._last_core:  # events come in runs of one core: skip hashing the CoreId
+            self._last_core, self._last_queue = core, self._queues[core]
+        self._last_queue.append(e)
 
     def on_launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
+        mark = len(self.intervals)
+        self._time_events()
+        if self.record and len(self.intervals) > mark + 1:  # timed in simulated-time order: back to event order
+            order = sorted(range(mark, len(self.intervals)), key=lambda i: self.intervals[i][5])
+            self.intervals[mark:] = [self.intervals[i] for i in order]
+            self.landing[mark:] = [self.landing[i] for i in order]
         self.reports.append(self._build_report())
         self._timing = {}
         super().on_launch_end(info, error)
+
+    def _time_events(self) -> None:
+        """Time the queued events core by core in simulated-time order: always the core that has got least far
+        (the start of its latest instruction), until it passes the next one; a core whose ``CrossCoreWaitFlag``
+        consumes a set not yet timed waits for it. The simulator runs one core at a time, so its event order
+        is not the order in time; the L2 model needs the latter (the first read of some bytes in time is the
+        one that misses)."""
+        route = self._route
+        tokens = self._xtokens
+        queues = [(c, self._timing[c], deque(q)) for c, q in self._queues.items() if q]
+        self._queues = {c: [] for c in self._queues}
+        self._last_core = self._last_queue = None
+        heap = [(t.clock, i) for i, (_c, t, _q) in enumerate(queues)]
+        heapq.heapify(heap)
+        parked: dict[int, list[int]] = {}
+        while heap:
+            _clock, i = heapq.heappop(heap)
+            _core, t, q = queues[i]
+            limit = heap[0][0] if heap else math.inf
+            while q:
+                e = q[0]
+                kind = type(e)
+                if kind is CrossCoreWaitEvent:
+                    missing = next((s for s in e.sources if s not in tokens), None)
+                    if missing is not None:
+                        parked.setdefault(missing, []).append(i)
+                        break
+                q.popleft()
+                route.get(kind, _skip)(e)
+                if kind is CrossCoreSetEvent:
+                    for j in parked.pop(e.seq, ()):
+                        heapq.heappush(heap, (queues[j][1].clock, j))
+                if t.clock > limit:
+                    heapq.heappush(heap, (t.clock, i))
+                    break
+        for _core, _t, q in queues:  # a wait whose set never came (the launch failed): time what is left
+            for e in q:
+                route.get(type(e), _skip)(e)
 
     # -- order operations on times ---------------------------------------------------------------
     def dispatch(self, st: CoreOrder, pipe: Pipe) -> None:
@@ -244,9 +341,11 @@ class CostModel(PipeOrder):
     def instruction(self, st: CoreOrder, pipe: Pipe, e: InstructionEvent) -> None:
         t = st.data
         p = self.params
-        dur, lat = self._duration(e, pipe)
         free = t.free[pipe]
         start = t.issue if t.issue > free else free
+        if start > t.clock:
+            t.clock = start
+        dur, lat = self._duration(e, pipe, start)
         busy_end = start + dur
         t.free[pipe] = busy_end
         t.last_end[pipe] = busy_end + lat
@@ -261,12 +360,14 @@ class CostModel(PipeOrder):
             self._gm_read += a.length * a.count
         for a in e.gm_writes:
             self._gm_write += a.length * a.count
+            self._written.add(a.buffer_id)
         if self.record:
             self.intervals.append((e.core, pipe.value, e.op, start, dur, e.seq, e.nbytes))
             self.landing.append(lat)
 
-    def _duration(self, e: InstructionEvent, pipe: Pipe) -> tuple[float, float]:
-        """(cycles the pipe is occupied, extra cycles until the data has landed)."""
+    def _duration(self, e: InstructionEvent, pipe: Pipe, start: float = 0.0) -> tuple[float, float]:
+        """(cycles the pipe is occupied, extra cycles until the data has landed); ``start`` is when the
+        instruction starts (the L2 model orders reads of the same bytes by it)."""
         p = self.params
         nbytes = e.nbytes
         info = e.info if isinstance(e.info, dict) else {}
@@ -281,14 +382,17 @@ class CostModel(PipeOrder):
             self._macs += e.flops // 2
             return p.cube_overhead_cycles + e.flops / 2 / macs_pc, 0.0
         if pipe is Pipe.MTE2:
-            rate = self._mte2_rate[e.core.type]
             dmas = info.get("dmas", 1) or 1
-            lat = p.gm_latency_cycles if e.gm_reads else 0.0
-            return p.mte_overhead_cycles * dmas + nbytes / rate, lat
+            fixed = p.mte_overhead_cycles * dmas
+            if not e.gm_reads:  # an on-chip move on MTE2 (or a hand-built event): bytes at the miss rate
+                return fixed + nbytes / self._read_rate[(e.core.type, False)], 0.0
+            return fixed + self._gm_read_cycles(e.core.type, e.gm_reads, start), p.gm_latency_cycles
         if pipe is Pipe.MTE1:
             rate = p.l1_to_l0a_bytes_per_cycle if "L0A" in e.op else p.l1_to_l0b_bytes_per_cycle
             return p.mte_overhead_cycles + nbytes / rate, 0.0
         if pipe is Pipe.FIX:
+            if e.op == "AtomicAdd":  # the add of an atomic store happens in L2; its Fixpipe moved the bytes
+                return 0.0, (p.gm_latency_cycles if e.gm_writes else 0.0)
             m, n = info.get("m"), info.get("n")
             l0c_bytes = 4 * m * n if m is not None and n is not None else nbytes
             cycles = max(l0c_bytes / p.l0c_read_bytes_per_cycle, nbytes / self._gm_write_rate)
@@ -304,6 +408,76 @@ class CostModel(PipeOrder):
         if pipe is Pipe.S:
             return (p.scalar_gm_read_cycles if e.gm_reads or e.gm_writes else p.scalar_issue_cycles), 0.0
         return p.mte_overhead_cycles + nbytes / p.l1_to_l0b_bytes_per_cycle, 0.0
+
+    def _gm_read_cycles(self, core_type, accesses, start: float) -> float:
+        """MTE2 cycles of the GM reads ``accesses`` starting at ``start``: ``gm_run_cycles`` per contiguous run, the
+        bytes of L2 hits at the core's L2 rate, the whole HBM granules of misses at the core's HBM rate; misses also
+        queue for the HBM every core shares (in simulated time: ``gm_bandwidth`` and ``hbm_run_cycles`` per run),
+        and the transfer ends when both the core and the HBM are done with it."""
+        p = self.params
+        hit_bytes = miss_bytes = fetched = 0
+        hit_runs = miss_runs = fetch_runs = 0
+        miss_rate = self._read_rate[(core_type, False)]
+        for a in accesses:
+            n = a.length * a.count
+            if n <= 0:
+                continue
+            geometry = self._geometry_cache.get(a)
+            if geometry is None:
+                geometry = self._geometry_cache[a] = _geometry(a, p.hbm_access_bytes)
+            runs, granule_bytes, key = geometry
+            state = self._l2_lookup(key, a.buffer_id, granule_bytes, start, granule_bytes / miss_rate)
+            if state == _HIT:
+                hit_bytes += n
+                hit_runs += runs
+            else:
+                miss_bytes += granule_bytes
+                miss_runs += runs
+                if state == _MISS:
+                    fetched += granule_bytes
+                    fetch_runs += runs
+        self._l2_hit_bytes += hit_bytes
+        cycles = hit_bytes / self._read_rate[(core_type, True)] + miss_bytes / miss_rate \
+            + (hit_runs + miss_runs) * p.gm_run_cycles
+        # Every read goes through L2, whose bandwidth all cores share; a miss also through HBM.
+        l2_start = start if start > self._l2_free else self._l2_free
+        self._l2_free = l2_start + (hit_bytes + miss_bytes) / self._l2_rate
+        if self._l2_free - start > cycles:
+            cycles = self._l2_free - start
+        if fetched:
+            self._hbm_read += fetched
+            hbm_start = start if start > self._hbm_free else self._hbm_free
+            self._hbm_free = hbm_start + fetched / self._hbm_rate + fetch_runs * p.hbm_run_cycles
+            if self._hbm_free - start > cycles:
+                cycles = self._hbm_free - start
+        return cycles
+
+    def _l2_lookup(self, key, buffer_id: int, n: int, t: float, fetch: float) -> int:
+        """Where a read of the granules ``key`` (``n`` bytes of buffer ``buffer_id``) starting at ``t`` finds its
+        bytes: ``_HIT`` (L2), ``_MISS`` (HBM; the granules enter L2) or ``_REFETCH`` (it waits for HBM like a miss,
+        but another core's fetch of the same granules already counted the HBM traffic). A read that starts after,
+        or less than its own fetch time ``fetch`` before, the recorded first fetch of the same granules hits (it
+        is served by that fetch); one that starts earlier than that was in fact the first: it pays the miss and
+        becomes the recorded fetch."""
+        size = self.params.l2_size_bytes
+        if size <= 0:
+            return _MISS
+        if buffer_id in self._written:
+            return _HIT
+        l2 = self._l2
+        entry = l2.get(key)
+        if entry is not None:
+            l2.move_to_end(key)
+            if t + fetch >= entry[0]:
+                return _HIT
+            l2[key] = (t, entry[1])
+            return _REFETCH
+        l2[key] = (t, n)
+        self._l2_bytes += n
+        while self._l2_bytes > size and l2:
+            _key, (_t, old) = l2.popitem(last=False)
+            self._l2_bytes -= old
+        return _MISS
 
     def core_end(self, st: CoreOrder, e: CoreEndEvent) -> None:
         t = st.data
@@ -321,9 +495,9 @@ class CostModel(PipeOrder):
         for t in timing.values():  # cores that raised or never ended still count up to their last work
             t.end = max(t.end, t.issue, *t.done.values())
         timeline = max((t.end for t in timing.values()), default=off) - off
-        total = self._gm_read + self._gm_write
-        floor = total / (p.gm_bandwidth_gbps / p.clock_ghz)
-        cycles = max(timeline, floor)
+        floor = self._hbm_read / (p.gm_bandwidth_gbps / p.clock_ghz)
+        head = getattr(self, "_head", 0.0)
+        cycles = head + max(timeline, floor)
         busy_cycles: dict[str, float] = {}
         core_cycles: dict[str, float] = {}
         for ctype, pipes in (("AIC", AIC_PIPES), ("AIV", AIV_PIPES)):
@@ -340,8 +514,37 @@ class CostModel(PipeOrder):
             timeline_cycles=timeline, bandwidth_floor_cycles=floor, gm_read_bytes=self._gm_read,
             gm_write_bytes=self._gm_write, cube_macs=self._macs, cube_utilisation=pipe_busy.get("AIC.M", 0.0),
             pipe_busy=pipe_busy, core_end_cycles={c.short: t.end - off for c, t in timing.items()},
+            launch_overhead_cycles=head, l2_hit_bytes=self._l2_hit_bytes, hbm_read_bytes=self._hbm_read,
             busy_cycles=busy_cycles, core_cycles=core_cycles,
         )
+
+
+_HIT, _MISS, _REFETCH = 0, 1, 2
+
+
+def _skip(e) -> None:
+    return None
+
+
+def _geometry(a, granule: int) -> tuple[int, int, tuple]:
+    """(contiguous runs, bytes of the ``granule``-aligned granules they touch, the L2 key of those granules) of a
+    GM access record. Two reads whose runs cover the same granules (e.g. the two halves of 512-byte granules that
+    neighbouring tiles read) have the same key."""
+    length, count, stride, start = a.length, a.count, a.stride, a.start
+    first = start // granule * granule
+    if count <= 1 or length >= stride:  # one contiguous range
+        total = length * count if count > 1 else length
+        granules = _granules(start, total, granule)
+        return 1, granules * granule, (a.buffer_id, first, granules, 0, 1)
+    period = granule // math.gcd(stride % granule, granule) if stride % granule else 1
+    per_period = sum(_granules(start + j * stride, length, granule) for j in range(min(period, count)))
+    full, rest = divmod(count, period)
+    total = full * per_period + sum(_granules(start + j * stride, length, granule) for j in range(rest))
+    return count, total * granule, (a.buffer_id, first, _granules(start, length, granule), stride, count)
+
+
+def _granules(start: int, length: int, granule: int) -> int:
+    return (start + length - 1) // granule - start // granule + 1 if length > 0 else 0
 
 
 def _fractions(busy: dict[str, float], cores: dict[str, float]) -> dict[str, float]:
@@ -366,6 +569,8 @@ def _combine(reports: list[CostReport]) -> CostReport:
         gm_read_bytes=sum(r.gm_read_bytes for r in reports), gm_write_bytes=sum(r.gm_write_bytes for r in reports),
         cube_macs=sum(r.cube_macs for r in reports), cube_utilisation=pipe_busy.get("AIC.M", 0.0),
         pipe_busy=pipe_busy, core_end_cycles=dict(last.core_end_cycles), launches=len(reports),
+        launch_overhead_cycles=sum(r.launch_overhead_cycles for r in reports),
+        l2_hit_bytes=sum(r.l2_hit_bytes for r in reports), hbm_read_bytes=sum(r.hbm_read_bytes for r in reports),
         busy_cycles=busy, core_cycles=cores,
     )
 

@@ -27,10 +27,28 @@ from catlass_py.arch.launch import LaunchResult, launch
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor, LocalArena, LocalTensor, Resource
 from catlass_py.arch.params import LaunchParams
 from catlass_py.arch.pipes import CoreType, HardEvent, Pipe
-from catlass_py.arch.spec import ASCEND_950, ATLAS_A2, ArchSpec, get_arch, load_arch
+from catlass_py.arch.spec import (
+    ARCH_NAMES,
+    ASCEND_910B1,
+    ASCEND_910B2,
+    ASCEND_910B3,
+    ASCEND_910B4,
+    ASCEND_950,
+    ASCEND_950PR,
+    ATLAS_A2,
+    ArchSpec,
+    get_arch,
+    load_arch,
+)
 
 __all__ = [
+    "ARCH_NAMES",
+    "ASCEND_910B1",
+    "ASCEND_910B2",
+    "ASCEND_910B3",
+    "ASCEND_910B4",
     "ASCEND_950",
+    "ASCEND_950PR",
     "ATLAS_A2",
     "ArchSpec",
     "CoreContext",

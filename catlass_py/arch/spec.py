@@ -22,7 +22,23 @@ KIB = 1024
 #            <arch>-linux/data/platform_config/ and is mirrored in the public hicann/runtime repository).
 # [CANN-950] The same file for the Ascend 950PR (Ascend950PR_9599.ini; also [VectorCoreMemoryRates]).
 # [CATLASS]  CATLASS include/catlass/catlass.hpp: BYTE_PER_VECTOR_FRACTAL = 256 (one vector repeat).
+# [CANN-910B1], [CANN-910B2], [CANN-910B3], [CANN-910B4]: the CANN platform configurations of the Atlas A2
+#            device variants (Ascend910B1.ini ... Ascend910B4.ini, same place as [CANN-A2]): [SoCInfo]
+#            ai_core_cnt, l2_size; [AICoreSpec] cube_freq; [AICoreMemoryRates] l2_read_rate, l2_write_rate.
+# [CATLASS-BW] CATLASS docs/zh/1_Practice/evaluation/bottleneck_analysis_and_optimization.md lines 118-131
+#            ("GM peak bandwidth about 1.8 TB/s") and line 184 (full-core head overhead of an Atlas A2
+#            launch about 20-21 us).
+# [CATLASS-PAD] CATLASS examples/102_dynamic_optimized_matmul/include/select_kernel_b16.h (GetPaddingTag: the
+#            head cost of a MIX kernel, 1 + 7 * blockDim / coreNum us; the AIV read bandwidth, 30 GB/s per
+#            vector core, 10 GB/s for a matrix larger than the 192 MiB L2) and
+#            examples/102_dynamic_optimized_matmul/docs/en/CommonMatmul_en.md line 155 ("Whenever a MIX kernel
+#            is launched, it incurs a deterministic latency of roughly 1-5 us").
+# [CATLASS-512] CATLASS docs/zh/1_Practice/11_matmul_optimization.md line 90 (row-major operands whose rows are
+#            512-byte aligned move faster) and lines 139-140 (L1 tile sides that are multiples of 256 move faster
+#            for RowMajor / ColumnMajor operands, zN hardly cares).
 # "estimate": no public number; chosen to be plausible and documented as such.
+# "fitted": chosen by the calibration against CATLASS's published timings (catlass_py.calibration; the fit,
+#            the points used and the residuals are in docs/performance-model.md).
 
 
 class CostParams(BaseModel):
@@ -44,13 +60,19 @@ class CostParams(BaseModel):
                     "for A2, which does not list it). Dtypes not listed fall back to 'float16'. A TOML table "
                     "{int8 = 8192, ...} is accepted.",
     )
-    gm_read_bytes_per_cycle: float = Field(
-        32, gt=0, description="GM -> L1 / UB (MTE2) bytes per cycle of one cube core. [CANN-A2] ddr_read_rate=32.")
-    gm_write_bytes_per_cycle: float = Field(
-        32, gt=0, description="L0C -> GM (fixpipe) bytes per cycle on the GM side. [CANN-A2] ddr_write_rate=32.")
+    gm_read_bytes_per_cycle: float = Field(60, gt=0, description="GM -> L1 / UB (MTE2) bytes per cycle of one cube core for data not in L2 (read from "
+                              "HBM). [CANN-A2] ddr_read_rate=32.")
+    l2_read_bytes_per_cycle: float = Field(
+        110, gt=0, description="GM -> L1 (MTE2) bytes per cycle of one cube core for data in L2. [CANN-A2] "
+                               "l2_read_rate=110.")
+    gm_write_bytes_per_cycle: float = Field(86, gt=0, description="L0C -> GM (fixpipe) bytes per cycle on the GM side. [CANN-A2] ddr_write_rate=32.")
     aiv_gm_read_bytes_per_cycle: float = Field(
-        32, gt=0, description="GM -> UB (MTE2) bytes per cycle of one vector core. Estimate: [CANN-A2] lists no "
-                              "vector-core rates, so the cube core's ddr_read_rate=32 is assumed.")
+        100, gt=0, description="GM -> UB (MTE2) bytes per cycle of one vector core for data in L2. Estimate: [CANN-A2] "
+                               "lists no vector-core rates; [CANN-950]'s [VectorCoreMemoryRates] l2_read_rate=100.")
+    aiv_l2_miss_read_bytes_per_cycle: float = Field(
+        16.7, gt=0, description="GM -> UB (MTE2) bytes per cycle of one vector core for data not in L2. [CATLASS-PAD] "
+                                "30 GB/s per vector core for a matrix that fits L2 (16.7 B at 1.8 GHz); its 10 GB/s "
+                                "for a matrix larger than L2 (thrashing) is not modelled.")
     ub_to_gm_bytes_per_cycle: float = Field(
         64, gt=0, description="UB -> GM (MTE3) bytes per cycle. [CANN-A2] ub_to_ddr_rate=64.")
     l1_to_l0a_bytes_per_cycle: float = Field(
@@ -64,12 +86,26 @@ class CostParams(BaseModel):
         256, gt=0, description="Bytes one vector instruction processes per cycle (one 256-byte repeat per cycle; "
                                "the wider of source and destination counts). [CATLASS] BYTE_PER_VECTOR_FRACTAL=256, "
                                "[CANN-A2] vec_calc_size=128 (fp16 elements); one repeat per cycle is an estimate.")
-    gm_bandwidth_gbps: float = Field(
-        1600, gt=0, description="Aggregate HBM bandwidth in GB/s, shared by all cores. Estimate: Huawei publishes "
-                                "none for the 910B; third-party reports range from 0.4 to 1.6 TB/s, and [CANN-A2] "
-                                "24 cores x ddr_rate 32 B x 1.8 GHz = 1.38 TB/s.")
-    gm_latency_cycles: int = Field(
-        500, ge=0, description="Cycles from issuing a GM transfer to its data landing (not occupying the pipe). Estimate.")
+    gm_bandwidth_gbps: float = Field(1500, gt=0, description="Aggregate HBM bandwidth in GB/s, shared by all cores: the bytes that miss L2 and "
+                                "the bytes written. [CATLASS-BW] 'about 1.8 TB/s'.")
+    l2_bandwidth_gbps: float = Field(2500, gt=0, description="Aggregate L2 read bandwidth in GB/s, shared by all cores (every GM read passes "
+                                "L2). Estimate: [CANN-A2] 24 cores x l2_read_rate 110 B x 1.8 GHz = 4.75 TB/s.")
+    l2_size_bytes: int = Field(
+        201326592, ge=0, description="L2 cache bytes shared by all cores (0: no L2, every read goes to HBM). "
+                                     "[CANN-A2] l2_size=201326592 (192 MiB).")
+    hbm_access_bytes: int = Field(
+        512, ge=1, description="Granule of an HBM access: a read that misses L2 fetches every aligned granule it "
+                               "touches. [CATLASS-512] (512-byte aligned rows move faster).")
+    gm_run_cycles: float = Field(
+        0, ge=0, description="MTE2 cycles per contiguous run (a row of an ND tile, a panel of a zN tile) of a GM "
+                             "read, beside bytes / rate: the cost of ND->NZ's row-by-row moves.")
+    hbm_run_cycles: float = Field(0.3, ge=0, description="Cycles the HBM (shared by all cores) spends per contiguous run of a read that misses "
+                             "L2, beside bytes / gm_bandwidth.")
+    launch_overhead_us: float = Field(5.0, ge=0, description="Head overhead of a launch in microseconds (start of the kernel on the cores until "
+                             "their first instruction, and the end), added to every launch.")
+    mix_launch_overhead_us: float = Field(8.0, ge=0, description="Extra head overhead of a MIX (cube + vector) launch, microseconds. [CATLASS-PAD] "
+                               "headCost = 1 + 7 * blockDim / coreNum: the 1.")
+    gm_latency_cycles: int = Field(1500, ge=0, description="Cycles from issuing a GM transfer to its data landing (not occupying the pipe). Estimate.")
     mte_overhead_cycles: int = Field(
         30, ge=0, description="Fixed pipe cycles per data-move instruction (MTE1/MTE2/MTE3/FIX). Estimate.")
     cube_overhead_cycles: int = Field(10, ge=0, description="Fixed pipe cycles per Mmad. Estimate.")
@@ -184,19 +220,48 @@ ASCEND_950 = ArchSpec(
         l1_to_l0b_bytes_per_cycle=256,  # [CANN-950] l1_to_l0_b_rate=256
         l0c_read_bytes_per_cycle=128,  # [CANN-950] l0_c_to_ub_rate=128
         gm_bandwidth_gbps=1600,  # estimate: third-party reports of the 950PR's HiBL 1.0 memory (1.6 TB/s)
+        l2_size_bytes=134217728,  # [CANN-950] l2_size=134217728 (128 MiB)
+        l2_read_bytes_per_cycle=100,  # [CANN-950] l2_read_rate=100
     ),
 )
 
-BUILTIN_ARCHS = {"atlasa2": ATLAS_A2, "atlas_a2": ATLAS_A2, "ascend950": ASCEND_950, "ascend_950": ASCEND_950}
+
+def _a2_variant(name: str, core_num: int, clock_ghz: float, l2_size_bytes: int) -> ArchSpec:
+    """An Atlas A2 device variant: ATLAS_A2's buffers and cost parameters with its own core count, clock and
+    L2 size (the CANN platform configuration of each variant differs from Ascend910B2C.ini in these only)."""
+    cost = ATLAS_A2.cost.model_copy(update={"clock_ghz": clock_ghz, "l2_size_bytes": l2_size_bytes})
+    return ATLAS_A2.model_copy(update={"name": name, "core_num": core_num, "cost": cost})
+
+
+ASCEND_910B1 = _a2_variant("Ascend910B1", 24, 1.85, 201326592)
+"""Atlas A2 910B1: 24 AI cores at 1850 MHz, 192 MiB L2 ([CANN-910B1] ai_core_cnt, cube_freq, l2_size)."""
+ASCEND_910B2 = _a2_variant("Ascend910B2", 24, 1.8, 201326592)
+"""Atlas A2 910B2: 24 AI cores at 1800 MHz, 192 MiB L2 ([CANN-910B2]); ATLAS_A2 with its variant name."""
+ASCEND_910B3 = _a2_variant("Ascend910B3", 20, 1.8, 201326592)
+"""Atlas A2 910B3: 20 AI cores at 1800 MHz, 192 MiB L2 ([CANN-910B3])."""
+ASCEND_910B4 = _a2_variant("Ascend910B4", 20, 1.5, 100663296)
+"""Atlas A2 910B4: 20 AI cores at 1500 MHz, 96 MiB L2 ([CANN-910B4])."""
+ASCEND_950PR = ASCEND_950.model_copy(update={"name": "Ascend950PR", "core_num": 36})
+"""Ascend 950PR as [CANN-950] configures it: 36 AI cores (ai_core_cnt=36); ASCEND_950 launches at most 32."""
+
+BUILTIN_ARCHS = {
+    "atlasa2": ATLAS_A2, "atlas_a2": ATLAS_A2, "ascend950": ASCEND_950, "ascend_950": ASCEND_950,
+    "ascend910b1": ASCEND_910B1, "910b1": ASCEND_910B1, "ascend910b2": ASCEND_910B2, "910b2": ASCEND_910B2,
+    "ascend910b3": ASCEND_910B3, "910b3": ASCEND_910B3, "ascend910b4": ASCEND_910B4, "910b4": ASCEND_910B4,
+    "ascend950pr": ASCEND_950PR, "950pr": ASCEND_950PR,
+}
+ARCH_NAMES = ("AtlasA2", "Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4", "Ascend950", "Ascend950PR")
+"""The names :func:`get_arch` knows (case-insensitive; '910B3' for 'Ascend910B3', '950PR' for 'Ascend950PR')."""
 
 
 def get_arch(name_or_spec: "str | ArchSpec") -> ArchSpec:
-    """Return a built-in spec by name ('AtlasA2', 'Ascend950'), or the spec itself."""
+    """Return a built-in spec by name (one of :data:`ARCH_NAMES`, any case; the 910B variants and 950PR also
+    without 'Ascend'), or the spec itself."""
     if isinstance(name_or_spec, ArchSpec):
         return name_or_spec
     spec = BUILTIN_ARCHS.get(str(name_or_spec).lower())
     if spec is None:
-        raise ArgumentError(f"arch: expected one of 'AtlasA2', 'Ascend950' or an ArchSpec, got {name_or_spec!r}")
+        raise ArgumentError(f"arch: expected one of {', '.join(ARCH_NAMES)} or an ArchSpec, got {name_or_spec!r}")
     return spec
 
 
