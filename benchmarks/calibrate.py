@@ -39,6 +39,25 @@ from catlass_py.arch import get_arch
 ROOT = Path(__file__).resolve().parents[1]
 
 
+BEGIN = "<!-- calibration table: python benchmarks/calibrate.py --slow --docs -->"
+END = "<!-- end of the calibration table -->"
+
+
+def report_markdown(preds) -> str:
+    """The table, the summary (all, fitted, held-out points) and the published pairs, as markdown."""
+    s = summarize(preds)
+    lines = [table_markdown(preds), "",
+             f"All {s.count} points: geometric-mean error {s.geomean_error:.1%}, worst factor {s.worst_factor:.3f}, "
+             f"outside x1.25: {', '.join(s.outside) or 'none'}."]
+    for role, (n, g, w) in s.by_role.items():
+        lines.append(f"{role.capitalize()} points: {n}, geometric-mean error {g:.1%}, worst factor {w:.3f}.")
+    lines += ["", "| before -> after | what changes | published | predicted | direction |", "|---|---|---|---|---|"]
+    for c in pair_checks(preds):
+        lines.append(f"| {c.before} -> {c.after} | {c.what} | {c.published_change:+.1%} | {c.predicted_change:+.1%} | "
+                     f"{'same' if c.agrees else 'OPPOSITE'} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--slow", action="store_true", help="include the points that take minutes to simulate")
@@ -47,7 +66,7 @@ def main(argv=None) -> int:
     ap.add_argument("--max-evaluations", type=int, default=200)
     ap.add_argument("--params", default=None, help="JSON of cost parameters to predict with (default: the shipped)")
     ap.add_argument("--cache", default=str(Path.home() / ".cache" / "catlass_py" / "calibration"))
-    ap.add_argument("--docs", action="store_true", help="write docs/calibration.png and docs/calibration_table.md")
+    ap.add_argument("--docs", action="store_true", help="write docs/calibration.png and the table of docs/performance-model.md")
     ns = ap.parse_args(argv)
 
     cache = Path(ns.cache)
@@ -69,7 +88,7 @@ def main(argv=None) -> int:
                 print(f"  evaluation {count[0]}: {value:.5f} {json.dumps({k: round(v, 4) for k, v in trial.items()})}",
                       file=sys.stderr, flush=True)
 
-        start = {k: getattr(get_arch("AtlasA2").cost, k) for k in FITTED}
+        start = dict(FITTED)  # the starting values of the documented fit
         params = fit(train, recordings, start, max_evaluations=ns.max_evaluations, log=log)
         print("fitted:", json.dumps(params))
 
@@ -80,18 +99,16 @@ def main(argv=None) -> int:
             arch = arch.model_copy(update={"cost": arch.cost.model_copy(update=params)})
         t0 = time.perf_counter()
         preds.append(Prediction(p, replay(recordings[p.id], arch), time.perf_counter() - t0))
-    print(table_markdown(preds))
     s = summarize(preds)
-    print(f"\ngeometric-mean error {s.geomean_error:.1%}, worst factor {s.worst_factor:.3f}, "
-          f"outside x1.25: {', '.join(s.outside) or 'none'}")
-    for role, (n, g, w) in s.by_role.items():
-        print(f"  {role}: {n} points, geometric-mean error {g:.1%}, worst factor {w:.3f}")
-    for c in pair_checks(preds):
-        print(f"  {c.before} -> {c.after}: published {c.published_change:+.1%}, predicted {c.predicted_change:+.1%}"
-              f" {'same direction' if c.agrees else 'OPPOSITE'} ({c.what})")
+    text = report_markdown(preds)
+    print(text)
     if ns.docs:
         scatter_plot(preds, ROOT / "docs" / "calibration.png")
-        (ROOT / "docs" / "calibration_table.md").write_text(table_markdown(preds) + "\n", encoding="utf-8")
+        doc = ROOT / "docs" / "performance-model.md"
+        old = doc.read_text(encoding="utf-8")
+        start, end = old.index(BEGIN) + len(BEGIN), old.index(END)
+        doc.write_text(old[:start] + "\n" + text + "\n" + old[end:], encoding="utf-8")
+        print(f"wrote docs/calibration.png and the table of {doc.relative_to(ROOT)}", file=sys.stderr)
     return 0 if s.meets_targets else 1
 
 

@@ -29,17 +29,33 @@ join into P (a wait)        P starts nothing before the token's time (``WaitFlag
 Pipes therefore overlap exactly as far as the kernel's synchronisation allows, and no instruction starts
 before the work it is ordered after has finished.
 
-Memory below the core: a GM read (MTE2) costs ``gm_run_cycles`` per contiguous run (a row of an ND tile, a
-panel of a zN tile) plus its bytes at the per-core rate of an L2 hit or of an L2 miss. The L2 is modelled at
-tile granularity: a read of exactly the bytes an earlier read (in simulated time) fetched hits, as does a read
-of a buffer the launch wrote (the workspaces the cores hand each other); any other read misses, fetches whole
-``hbm_access_bytes`` granules from HBM and enters the cache (least recently used out when ``l2_size_bytes`` is
-exceeded; the cache starts empty, as after CATLASS's tuner clears it before each run). The HBM bandwidth shared
-by all cores is a floor on the predicted time: (granules read + bytes written) / ``gm_bandwidth``. Every
-launch adds its head overhead (``launch_overhead_us``, plus ``mix_launch_overhead_us``
-for a kernel with cube and vector programs). Approximations: pipe queues are unbounded
-(issue never stalls on a full queue); a read that overlaps an earlier one only in part misses; the HBM
-bandwidth is shared as an aggregate bound, not instruction by instruction.
+Memory below the core (the calibration against CATLASS's published timings, :mod:`catlass_py.calibration`,
+chose the parameters marked "fitted"):
+
+* a GM read (MTE2) costs ``gm_run_cycles`` per contiguous run (a row of an ND tile, a panel of a zN tile) plus
+  its bytes at the core's rate for an L2 hit (``l2_read_bytes_per_cycle``) or an L2 miss
+  (``gm_read_bytes_per_cycle``; the AIV rates for a vector core);
+* the L2 is modelled at tile granularity: a read of the same bytes as an earlier read (in simulated time) hits,
+  as does any read of a buffer the launch wrote (the workspaces the cores hand each other); any other read
+  misses, fetches whole ``hbm_access_bytes`` granules from HBM and enters the cache (least recently used out
+  past ``l2_size_bytes``; the cache starts empty, as after CATLASS's tuner clears it before each timed run,
+  and is kept across the launches one model observes). Reuse of A and B tiles across cores is therefore
+  counted: the first core to read a tile pays the miss, the others hit;
+* every read also queues, in simulated time, on the L2 all cores share (``l2_bandwidth_gbps``) and a miss on
+  the HBM (``gm_bandwidth_gbps`` plus ``hbm_run_cycles`` per run): the read ends when its core, the L2 and
+  the HBM are done with it. That is the per-core against chip-wide bandwidth: a core alone reads at its own
+  rate, many cores at their share of the chip's. The HBM bytes fetched / ``gm_bandwidth`` also floor the
+  predicted time;
+* writes (Fixpipe, MTE3) land in L2 at the core's rate; an atomic add's Fixpipe moves the bytes and the add
+  costs nothing more;
+* every launch adds its head overhead: ``launch_overhead_us``, plus ``mix_launch_overhead_us``
+  for a MIX kernel (cube and vector programs).
+
+To time reads of shared bytes in the order they happen, events are queued per core and timed at the end of
+the launch, always advancing the core that has got least far (the simulator runs one core at a time, so its
+event order is not the order in time). Approximations: pipe queues are unbounded (issue never stalls on a full
+queue); a read that overlaps an earlier one only in part misses; writes do not queue on the shared L2/HBM;
+latency does not depend on the address pattern beyond the per-run cost.
 """
 
 from __future__ import annotations

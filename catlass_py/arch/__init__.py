@@ -37,6 +37,7 @@ from catlass_py.arch.spec import (
     ASCEND_950PR,
     ATLAS_A2,
     ArchSpec,
+    arch_by_name,
     get_arch,
     load_arch,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "ASCEND_950PR",
     "ATLAS_A2",
     "ArchSpec",
+    "arch_by_name",
     "CoreContext",
     "CoreEndEvent",
     "CoreId",

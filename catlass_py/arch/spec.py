@@ -28,11 +28,11 @@ KIB = 1024
 # [CATLASS-BW] CATLASS docs/zh/1_Practice/evaluation/bottleneck_analysis_and_optimization.md lines 118-131
 #            ("GM peak bandwidth about 1.8 TB/s") and line 184 (full-core head overhead of an Atlas A2
 #            launch about 20-21 us).
-# [CATLASS-PAD] CATLASS examples/102_dynamic_optimized_matmul/include/select_kernel_b16.h (GetPaddingTag: the
-#            head cost of a MIX kernel, 1 + 7 * blockDim / coreNum us; the AIV read bandwidth, 30 GB/s per
-#            vector core, 10 GB/s for a matrix larger than the 192 MiB L2) and
-#            examples/102_dynamic_optimized_matmul/docs/en/CommonMatmul_en.md line 155 ("Whenever a MIX kernel
-#            is launched, it incurs a deterministic latency of roughly 1-5 us").
+# [CATLASS-PAD] CATLASS examples/102_dynamic_optimized_matmul/include/select_kernel_b16.h lines 92-211
+#            (GetPaddingTag, CATLASS's own cost model of the padding decision: 30 GB/s per vector core reading a
+#            matrix that fits the 192 MiB L2, 10 GB/s for a larger one; at most 80 GB/s per cube core).
+# [CATLASS-MIX] CATLASS examples/102_dynamic_optimized_matmul/docs/en/CommonMatmul_en.md line 155 (the AIV
+#            launch of a MIX kernel costs about 1-5 us).
 # [CATLASS-512] CATLASS docs/zh/1_Practice/11_matmul_optimization.md line 90 (row-major operands whose rows are
 #            512-byte aligned move faster) and lines 139-140 (L1 tile sides that are multiples of 256 move faster
 #            for RowMajor / ColumnMajor operands, zN hardly cares).
@@ -60,12 +60,17 @@ class CostParams(BaseModel):
                     "for A2, which does not list it). Dtypes not listed fall back to 'float16'. A TOML table "
                     "{int8 = 8192, ...} is accepted.",
     )
-    gm_read_bytes_per_cycle: float = Field(60, gt=0, description="GM -> L1 / UB (MTE2) bytes per cycle of one cube core for data not in L2 (read from "
-                              "HBM). [CANN-A2] ddr_read_rate=32.")
+    gm_read_bytes_per_cycle: float = Field(
+        60, gt=0, description="GM -> L1 (MTE2) bytes per cycle of one cube core for data not in L2 (read from HBM). "
+                              "Fitted (docs/performance-model.md, calibration); for comparison [CANN-A2] "
+                              "ddr_read_rate=32, and the K slope of CATLASS's published 12_quant_matmul timings, one "
+                              "core streaming A and B, is about 56 B per cycle.")
     l2_read_bytes_per_cycle: float = Field(
         110, gt=0, description="GM -> L1 (MTE2) bytes per cycle of one cube core for data in L2. [CANN-A2] "
                                "l2_read_rate=110.")
-    gm_write_bytes_per_cycle: float = Field(86, gt=0, description="L0C -> GM (fixpipe) bytes per cycle on the GM side. [CANN-A2] ddr_write_rate=32.")
+    gm_write_bytes_per_cycle: float = Field(
+        86, gt=0, description="L0C -> GM (fixpipe) bytes per cycle on the GM side: writes land in L2. [CANN-A2] "
+                              "l2_write_rate=86.")
     aiv_gm_read_bytes_per_cycle: float = Field(
         100, gt=0, description="GM -> UB (MTE2) bytes per cycle of one vector core for data in L2. Estimate: [CANN-A2] "
                                "lists no vector-core rates; [CANN-950]'s [VectorCoreMemoryRates] l2_read_rate=100.")
@@ -86,10 +91,13 @@ class CostParams(BaseModel):
         256, gt=0, description="Bytes one vector instruction processes per cycle (one 256-byte repeat per cycle; "
                                "the wider of source and destination counts). [CATLASS] BYTE_PER_VECTOR_FRACTAL=256, "
                                "[CANN-A2] vec_calc_size=128 (fp16 elements); one repeat per cycle is an estimate.")
-    gm_bandwidth_gbps: float = Field(1500, gt=0, description="Aggregate HBM bandwidth in GB/s, shared by all cores: the bytes that miss L2 and "
-                                "the bytes written. [CATLASS-BW] 'about 1.8 TB/s'.")
-    l2_bandwidth_gbps: float = Field(2500, gt=0, description="Aggregate L2 read bandwidth in GB/s, shared by all cores (every GM read passes "
-                                "L2). Estimate: [CANN-A2] 24 cores x l2_read_rate 110 B x 1.8 GHz = 4.75 TB/s.")
+    gm_bandwidth_gbps: float = Field(
+        1800, gt=0, description="HBM bandwidth in GB/s shared by all cores, for the bytes that miss L2. "
+                                "[CATLASS-BW] 'about 1.8 TB/s'.")
+    l2_bandwidth_gbps: float = Field(
+        2500, gt=0, description="L2 read bandwidth in GB/s shared by all cores (every GM read passes L2). Fitted; "
+                                "for comparison [CANN-A2] 24 cores x l2_read_rate 110 B x 1.8 GHz = 4.75 TB/s, and "
+                                "[CATLASS-PAD] models 80 GB/s per cube core (1.9 TB/s for 24).")
     l2_size_bytes: int = Field(
         201326592, ge=0, description="L2 cache bytes shared by all cores (0: no L2, every read goes to HBM). "
                                      "[CANN-A2] l2_size=201326592 (192 MiB).")
@@ -97,15 +105,22 @@ class CostParams(BaseModel):
         512, ge=1, description="Granule of an HBM access: a read that misses L2 fetches every aligned granule it "
                                "touches. [CATLASS-512] (512-byte aligned rows move faster).")
     gm_run_cycles: float = Field(
-        0, ge=0, description="MTE2 cycles per contiguous run (a row of an ND tile, a panel of a zN tile) of a GM "
-                             "read, beside bytes / rate: the cost of ND->NZ's row-by-row moves.")
-    hbm_run_cycles: float = Field(0.3, ge=0, description="Cycles the HBM (shared by all cores) spends per contiguous run of a read that misses "
-                             "L2, beside bytes / gm_bandwidth.")
-    launch_overhead_us: float = Field(5.0, ge=0, description="Head overhead of a launch in microseconds (start of the kernel on the cores until "
-                             "their first instruction, and the end), added to every launch.")
-    mix_launch_overhead_us: float = Field(8.0, ge=0, description="Extra head overhead of a MIX (cube + vector) launch, microseconds. [CATLASS-PAD] "
-                               "headCost = 1 + 7 * blockDim / coreNum: the 1.")
-    gm_latency_cycles: int = Field(1500, ge=0, description="Cycles from issuing a GM transfer to its data landing (not occupying the pipe). Estimate.")
+        0.5, ge=0, description="MTE2 cycles per contiguous run (a row of an ND tile, a panel of a zN tile) of a GM "
+                               "read, beside bytes / rate: the cost of moving an ND tile row by row. Fitted.")
+    hbm_run_cycles: float = Field(
+        0.3, ge=0, description="Cycles the HBM (shared by all cores) spends per contiguous run of a read that misses "
+                               "L2, beside bytes / gm_bandwidth. Fitted.")
+    launch_overhead_us: float = Field(
+        5.0, ge=0, description="Head overhead of every launch in microseconds (the cores start the kernel, fetch "
+                               "its first instructions, and the task ends). Fitted; [CATLASS-BW] line 184 reports "
+                               "about 20-21 us for an empty full-core kernel, which the published 12.74 us of a whole "
+                               "256x512x1024 matmul (tuner README) rules out for these measurements.")
+    mix_launch_overhead_us: float = Field(
+        4.0, ge=0, description="Extra head overhead of a MIX (cube + vector) launch, microseconds. Fitted; "
+                               "[CATLASS-MIX] puts the AIV launch of a MIX kernel at 1-5 us.")
+    gm_latency_cycles: int = Field(
+        1500, ge=0, description="Cycles from issuing a GM transfer to its data landing (not occupying the pipe). "
+                                "Fitted.")
     mte_overhead_cycles: int = Field(
         30, ge=0, description="Fixed pipe cycles per data-move instruction (MTE1/MTE2/MTE3/FIX). Estimate.")
     cube_overhead_cycles: int = Field(10, ge=0, description="Fixed pipe cycles per Mmad. Estimate.")
@@ -212,9 +227,11 @@ ASCEND_950 = ArchSpec(
         cube_macs_per_cycle={"float16": 4096, "bfloat16": 4096, "float32": 2048, "int8": 8192, "int4": 16384,
                              "float8_e4m3fn": 8192, "float8_e5m2": 8192, "hifloat8": 8192,
                              "float4_e2m1fn": 16384, "float4_e1m2": 16384},  # [CANN-950] [DtypeMKN]
-        gm_read_bytes_per_cycle=31,  # [CANN-950] ddr_read_rate=31
+        gm_read_bytes_per_cycle=31,  # [CANN-950] ddr_read_rate=31 (an L2 miss)
         gm_write_bytes_per_cycle=31,  # [CANN-950] ddr_write_rate=31
-        aiv_gm_read_bytes_per_cycle=16,  # [CANN-950] [VectorCoreMemoryRates] ddr_read_rate=16
+        # The launch heads, latencies and run costs are the Atlas A2 fit's: no Ascend 950 kernel is calibrated.
+        aiv_gm_read_bytes_per_cycle=100,  # [CANN-950] [VectorCoreMemoryRates] l2_read_rate=100 (an L2 hit)
+        aiv_l2_miss_read_bytes_per_cycle=16,  # [CANN-950] [VectorCoreMemoryRates] ddr_read_rate=16
         ub_to_gm_bytes_per_cycle=40,  # [CANN-950] [VectorCoreMemoryRates] ub_to_ddr_rate=40
         l1_to_l0a_bytes_per_cycle=256,  # [CANN-950] l1_to_l0_a_rate=256
         l1_to_l0b_bytes_per_cycle=256,  # [CANN-950] l1_to_l0_b_rate=256
@@ -263,6 +280,15 @@ def get_arch(name_or_spec: "str | ArchSpec") -> ArchSpec:
     if spec is None:
         raise ArgumentError(f"arch: expected one of {', '.join(ARCH_NAMES)} or an ArchSpec, got {name_or_spec!r}")
     return spec
+
+
+def arch_by_name(name: str) -> ArchSpec:
+    """The built-in spec called ``name`` (one of :data:`ARCH_NAMES`, any case; the 910B variants and 950PR also
+    without 'Ascend', e.g. '910B3'): what a command-line ``--arch NAME`` selects. Anything else is an
+    :class:`ArgumentError` naming the choices."""
+    if not isinstance(name, str):
+        raise ArgumentError(f"arch: expected a name, one of {', '.join(ARCH_NAMES)}; got {name!r}")
+    return get_arch(name.strip())
 
 
 def arch_from_dict(data: dict[str, Any]) -> ArchSpec:

@@ -1,0 +1,39 @@
+"""``catlass-py calibrate``: predicted against published time for the chosen points, JSON or a table, the
+picture, and the exit status (0 when the points meet the targets)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from catlass_py import cli
+
+
+def test_calibrate_json_reports_the_published_and_predicted_times(capsys):
+    rc = cli.main(["calibrate", "--points", "T01,T02", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    by_id = {p["id"]: p for p in out["points"]}
+    assert set(by_id) == {"T01", "T02"}
+    assert (by_id["T01"]["published_us"], by_id["T02"]["published_us"]) == (19.38, 12.74)  # tools/tuner/README.md
+    for p in by_id.values():
+        assert p["ratio"] == pytest.approx(p["predicted_us"] / p["published_us"], rel=1e-3)
+        assert p["arch"] == "Ascend910B2"
+    (pair,) = out["pairs"]
+    assert (pair["before"], pair["after"], pair["agrees"]) == ("T01", "T02", True)
+    assert pair["published_change"] == pytest.approx(12.74 / 19.38 - 1, abs=1e-4)
+    assert rc == (0 if out["meets_targets"] else 1)
+
+
+def test_calibrate_prints_a_table_and_draws_the_picture(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "calibration.png"
+    cli.main(["calibrate", "--points", "T02,T10", "--plot", str(path)])
+    out = capsys.readouterr().out
+    assert "T02" in out and "T10" in out and "12.74" in out and "15.50" in out and "geometric-mean error" in out
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_calibrate_refuses_unknown_points(capsys):
+    assert cli.main(["calibrate", "--points", "T99"]) == 2
+    assert "T99" in capsys.readouterr().err
