@@ -33,8 +33,8 @@ KIB = 1024
 #            matrix that fits the 192 MiB L2, 10 GB/s for a larger one; at most 80 GB/s per cube core).
 # [CATLASS-MIX] CATLASS examples/102_dynamic_optimized_matmul/docs/en/CommonMatmul_en.md line 155 (the AIV
 #            launch of a MIX kernel costs about 1-5 us).
-# [CATLASS-512] CATLASS docs/zh/1_Practice/11_matmul_optimization.md line 90 (row-major operands whose rows are
-#            512-byte aligned move faster) and lines 139-140 (L1 tile sides that are multiples of 256 move faster
+# [CATLASS-512] CATLASS docs/zh/1_Practice/11_matmul_optimization.md line 92 (row-major operands whose rows are
+#            512-byte aligned move faster) and line 143 (L1 tile sides that are multiples of 256 move faster
 #            for RowMajor / ColumnMajor operands, zN hardly cares).
 # "estimate": no public number; chosen to be plausible and documented as such.
 # "fitted": chosen by the calibration against CATLASS's published timings (catlass_py.calibration; the fit,
@@ -61,7 +61,7 @@ class CostParams(BaseModel):
                     "{int8 = 8192, ...} is accepted.",
     )
     gm_read_bytes_per_cycle: float = Field(
-        60, gt=0, description="GM -> L1 (MTE2) bytes per cycle of one cube core for data not in L2 (read from HBM). "
+        59.1, gt=0, description="GM -> L1 (MTE2) bytes per cycle of one cube core for data not in L2 (read from HBM). "
                               "Fitted (docs/performance-model.md, calibration); for comparison [CANN-A2] "
                               "ddr_read_rate=32, and the K slope of CATLASS's published 12_quant_matmul timings, one "
                               "core streaming A and B, is about 56 B per cycle.")
@@ -95,7 +95,7 @@ class CostParams(BaseModel):
         1800, gt=0, description="HBM bandwidth in GB/s shared by all cores, for the bytes that miss L2. "
                                 "[CATLASS-BW] 'about 1.8 TB/s'.")
     l2_bandwidth_gbps: float = Field(
-        2500, gt=0, description="L2 read bandwidth in GB/s shared by all cores (every GM read passes L2). Fitted; "
+        2628, gt=0, description="L2 read bandwidth in GB/s shared by all cores (every GM read passes L2). Fitted; "
                                 "for comparison [CANN-A2] 24 cores x l2_read_rate 110 B x 1.8 GHz = 4.75 TB/s, and "
                                 "[CATLASS-PAD] models 80 GB/s per cube core (1.9 TB/s for 24).")
     l2_size_bytes: int = Field(
@@ -105,21 +105,21 @@ class CostParams(BaseModel):
         512, ge=1, description="Granule of an HBM access: a read that misses L2 fetches every aligned granule it "
                                "touches. [CATLASS-512] (512-byte aligned rows move faster).")
     gm_run_cycles: float = Field(
-        0.5, ge=0, description="MTE2 cycles per contiguous run (a row of an ND tile, a panel of a zN tile) of a GM "
+        0.6, ge=0, description="MTE2 cycles per contiguous run (a row of an ND tile, a panel of a zN tile) of a GM "
                                "read, beside bytes / rate: the cost of moving an ND tile row by row. Fitted.")
     hbm_run_cycles: float = Field(
-        0.3, ge=0, description="Cycles the HBM (shared by all cores) spends per contiguous run of a read that misses "
+        0.29, ge=0, description="Cycles the HBM (shared by all cores) spends per contiguous run of a read that misses "
                                "L2, beside bytes / gm_bandwidth. Fitted.")
     launch_overhead_us: float = Field(
-        5.0, ge=0, description="Head overhead of every launch in microseconds (the cores start the kernel, fetch "
+        4.96, ge=0, description="Head overhead of every launch in microseconds (the cores start the kernel, fetch "
                                "its first instructions, and the task ends). Fitted; [CATLASS-BW] line 184 reports "
                                "about 20-21 us for an empty full-core kernel, which the published 12.74 us of a whole "
                                "256x512x1024 matmul (tuner README) rules out for these measurements.")
     mix_launch_overhead_us: float = Field(
-        4.0, ge=0, description="Extra head overhead of a MIX (cube + vector) launch, microseconds. Fitted; "
+        3.83, ge=0, description="Extra head overhead of a MIX (cube + vector) launch, microseconds. Fitted; "
                                "[CATLASS-MIX] puts the AIV launch of a MIX kernel at 1-5 us.")
     gm_latency_cycles: int = Field(
-        1500, ge=0, description="Cycles from issuing a GM transfer to its data landing (not occupying the pipe). "
+        1239, ge=0, description="Cycles from issuing a GM transfer to its data landing (not occupying the pipe). "
                                 "Fitted.")
     mte_overhead_cycles: int = Field(
         30, ge=0, description="Fixed pipe cycles per data-move instruction (MTE1/MTE2/MTE3/FIX). Estimate.")

@@ -20,13 +20,13 @@ from catlass_py.arch import get_arch
 from catlass_py.calibration.predict import EventRecorder, replay
 
 FITTED = {
-    "launch_overhead_us": 4.96,
-    "mix_launch_overhead_us": 3.83,
-    "gm_read_bytes_per_cycle": 59.1,
-    "gm_latency_cycles": 1239.0,
-    "l2_bandwidth_gbps": 2628.0,
-    "hbm_run_cycles": 0.291,
-    "gm_run_cycles": 0.599,
+    "launch_overhead_us": 4.94,
+    "mix_launch_overhead_us": 3.8,
+    "gm_read_bytes_per_cycle": 59.0,
+    "gm_latency_cycles": 1240.0,
+    "l2_bandwidth_gbps": 2640.0,
+    "hbm_run_cycles": 0.2866,
+    "gm_run_cycles": 0.59,
 }
 """The fitted parameters and the starting values of the fit."""
 
