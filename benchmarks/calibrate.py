@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
 
+from catlass_py.arch import get_arch
 from catlass_py.calibration import (
-    DATA_FILE,
     FITTED,
     Prediction,
     fit,
@@ -34,7 +33,6 @@ from catlass_py.calibration import (
     summarize,
     table_markdown,
 )
-from catlass_py.arch import get_arch
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,9 +44,9 @@ END = "<!-- end of the calibration table -->"
 def report_markdown(preds) -> str:
     """The table, the summary (all, fitted, held-out points) and the published pairs, as markdown."""
     s = summarize(preds)
-    lines = [table_markdown(preds), "",
-             f"All {s.count} points: geometric-mean error {s.geomean_error:.1%}, worst factor {s.worst_factor:.3f}, "
-             f"outside x1.25: {', '.join(s.outside) or 'none'}."]
+    summary = (f"All {s.count} points: geometric-mean error {s.geomean_error:.1%}, worst factor {s.worst_factor:.3f}, "
+               f"outside x1.25: {', '.join(s.outside) or 'none'}.")
+    lines = [table_markdown(preds), "", summary]
     for role, (n, g, w) in s.by_role.items():
         lines.append(f"{role.capitalize()} points: {n}, geometric-mean error {g:.1%}, worst factor {w:.3f}.")
     lines += ["", "| before -> after | what changes | published | predicted | direction |", "|---|---|---|---|---|"]

@@ -11,7 +11,14 @@ same direction); :mod:`catlass_py.calibration.fit` is how the parameters marked 
 """
 
 from catlass_py.calibration.cases import RUNNERS, basic_matmul_kernel, launch_point
-from catlass_py.calibration.fit import FITTED, fit, load_or_record, nelder_mead, record, with_params
+from catlass_py.calibration.fit import (
+    FITTED,
+    fit,
+    load_or_record,
+    nelder_mead,
+    record,
+    with_params,
+)
 from catlass_py.calibration.points import DATA_FILE, PublishedPoint, load_points, select
 from catlass_py.calibration.predict import (
     GEOMEAN_TARGET,
@@ -30,16 +37,16 @@ from catlass_py.calibration.report import rich_table, scatter_plot, table_markdo
 
 __all__ = [
     "DATA_FILE",
-    "EventRecorder",
     "FITTED",
     "GEOMEAN_TARGET",
     "PAIRS",
+    "RUNNERS",
+    "TOLERANCE",
+    "EventRecorder",
     "PairCheck",
     "Prediction",
     "PublishedPoint",
-    "RUNNERS",
     "Summary",
-    "TOLERANCE",
     "basic_matmul_kernel",
     "fit",
     "launch_point",

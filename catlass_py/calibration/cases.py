@@ -22,7 +22,12 @@ from catlass_py.gemm.block import BlockMmad, GemmIdentityBlockSwizzle
 from catlass_py.kernel import BasicMatmul, DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops import basic_matmul_preload_zn, optimized_matmul, quant_matmul, single_core_splitk_matmul
+from catlass_py.ops import (
+    basic_matmul_preload_zn,
+    optimized_matmul,
+    quant_matmul,
+    single_core_splitk_matmul,
+)
 from catlass_py.ops.operator import gm_input, gm_output
 
 _LAYOUT = {"row": RowMajor, "column": ColumnMajor, "zN": zN, "nZ": nZ, None: None}

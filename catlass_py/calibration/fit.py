@@ -28,7 +28,10 @@ FITTED = {
     "hbm_run_cycles": 0.2866,
     "gm_run_cycles": 0.59,
 }
-"""The fitted parameters and the starting values of the fit."""
+"""The fitted parameters and the starting values of the shipped fit (``python benchmarks/calibrate.py --slow --fit
+--max-evaluations 90`` over the 26 modelled points; an earlier fit with the HBM bandwidth also free, from
+CATLASS-cited or estimated values, supplied them). The fit's results, rounded, are the defaults of
+:class:`~catlass_py.arch.spec.CostParams`."""
 
 INTEGER_FIELDS = ("gm_latency_cycles",)
 

@@ -105,4 +105,4 @@ def select(points, ids=None, *, slow: bool = True, modelled: bool = True) -> lis
     return [p for p in points if (slow or not p.slow) and (p.modelled or not modelled)]
 
 
-__all__ = ["DATA_FILE", "DTYPES", "LAYOUTS", "PublishedPoint", "ROLES", "load_points", "select"]
+__all__ = ["DATA_FILE", "DTYPES", "LAYOUTS", "ROLES", "PublishedPoint", "load_points", "select"]

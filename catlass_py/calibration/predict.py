@@ -159,13 +159,13 @@ def pair_checks(predictions) -> list[PairCheck]:
 
 
 __all__ = [
-    "EventRecorder",
     "GEOMEAN_TARGET",
     "PAIRS",
+    "TOLERANCE",
+    "EventRecorder",
     "PairCheck",
     "Prediction",
     "Summary",
-    "TOLERANCE",
     "pair_checks",
     "predict",
     "replay",
