@@ -1,6 +1,6 @@
 """Calibration of the cost model against CATLASS's published timings (catlass_py.calibration).
 
-    python benchmarks/calibrate.py                 # predict every modelled point that simulates quickly, print the table
+    python benchmarks/calibrate.py                 # predict every modelled point that simulates quickly
     python benchmarks/calibrate.py --slow          # also the points that take minutes (T13-T16)
     python benchmarks/calibrate.py --fit           # re-fit the "fitted" cost parameters on the role=fit points
     python benchmarks/calibrate.py --slow --docs   # the table and picture of docs/performance-model.md
@@ -64,7 +64,8 @@ def main(argv=None) -> int:
     ap.add_argument("--max-evaluations", type=int, default=200)
     ap.add_argument("--params", default=None, help="JSON of cost parameters to predict with (default: the shipped)")
     ap.add_argument("--cache", default=str(Path.home() / ".cache" / "catlass_py" / "calibration"))
-    ap.add_argument("--docs", action="store_true", help="write docs/calibration.png and the table of docs/performance-model.md")
+    ap.add_argument("--docs", action="store_true",
+                    help="write docs/calibration.png and the table of docs/performance-model.md")
     ns = ap.parse_args(argv)
 
     cache = Path(ns.cache)

@@ -2,7 +2,7 @@
 run on the point's device variant with the point's core count (every AI core of the variant unless the source
 says otherwise), with the caller's observers (a :class:`~catlass_py.analysis.CostModel`, an event recorder).
 
-The inputs are zeros (the timing does not depend on the values). Examples 12 and 34 go through their operators
+The inputs are zeros (the timing does not depend on the values). Examples 12, 34, 44 and 52 go through their operators
 (which make the C++'s runtime choices: the swizzle direction, the m > n branch); 00, 06 and 21 are assembled here
 with the point's tile shapes (example 00's assembly with CATLASS's tuner / guide tiles; 06 and 21 through their
 assemblies' ``l1_tile`` / ``l0_tile`` keywords).
@@ -29,6 +29,10 @@ from catlass_py.ops import (
     single_core_splitk_matmul,
 )
 from catlass_py.ops.operator import gm_input, gm_output
+from catlass_py.ops.quant_matmul_full_load_a_tla import quant_matmul_full_load_a_tla
+from catlass_py.ops.quant_multi_core_splitk_matmul_tla import (
+    quant_multi_core_splitk_matmul_tla,
+)
 
 _LAYOUT = {"row": RowMajor, "column": ColumnMajor, "zN": zN, "nZ": nZ, None: None}
 
@@ -93,6 +97,21 @@ def _run_12(p: PublishedPoint, arch, cores, observers, options):
                  layout_b=p.layout_b or "column", core_num=cores, arch=arch, observers=observers, options=options)
 
 
+def _run_quant_tla(op, p: PublishedPoint, arch, cores, observers, options):
+    m, n, k = p.shape
+    scale, per_token = np.ones(n, np.float32), np.ones(m, np.float32)
+    op(_zeros((m, k), "int8"), _zeros((k, n), "int8"), scale, per_token, layout_a=p.layout_a or "row",
+       layout_b=p.layout_b or "column", core_num=cores, arch=arch, observers=observers, options=options)
+
+
+def _run_44(p: PublishedPoint, arch, cores, observers, options):
+    _run_quant_tla(quant_matmul_full_load_a_tla, p, arch, cores, observers, options)
+
+
+def _run_52(p: PublishedPoint, arch, cores, observers, options):
+    _run_quant_tla(quant_multi_core_splitk_matmul_tla, p, arch, cores, observers, options)
+
+
 def _run_34(p: PublishedPoint, arch, cores, observers, options):
     m, n, k = p.shape
     element = p.dtype or "float16"
@@ -107,6 +126,8 @@ RUNNERS = {
     "12_quant_matmul": _run_12,
     "21_basic_matmul_preload_zN": _run_21,
     "34_single_core_splitk_matmul": _run_34,
+    "44_quant_matmul_full_loadA_tla": _run_44,
+    "52_quant_multi_core_splitk_matmul_tla": _run_52,
 }
 """Example name -> the function that launches a point of it."""
 

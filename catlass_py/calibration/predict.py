@@ -28,6 +28,14 @@ PAIRS = (
     ("T11", "T12", "swizzle <3,1> -> <4,1>"),
     ("T14", "T13", "kernel variant: BasicMatmul -> SingleCoreSplitkMatmul, 2048x4096x4000"),
     ("T16", "T15", "kernel variant: BasicMatmul -> SingleCoreSplitkMatmul, 4096x4096x8000"),
+    *((b, a, f"kernel variant: QuantMatmul -> QuantMultiCoreSplitkMatmulTla (split K), {shape}") for b, a, shape in (
+        ("T17", "T22", "128x256x1024"), ("T18", "T23", "128x256x2048"), ("T19", "T24", "128x256x4096"),
+        ("X01", "T25", "128x256x8192"), ("T20", "T26", "128x256x16384"), ("T21", "T27", "256x512x16384"),
+        ("X02", "T28", "256x1024x16384"))),
+    *((b, a, f"kernel variant: QuantMatmul -> QuantMatmulFullLoadATla (A's panel kept in L1), {shape}")
+      for b, a, shape in (("T29", "Y01", "512x4096x1024"), ("T30", "Y02", "128x16384x1024"),
+                          ("X03", "Y03", "1024x4096x1024"), ("X04", "Y04", "512x8192x1024"),
+                          ("X05", "Y05", "128x16384x2048"))),
 )
 """CATLASS's published before -> after pairs: (before, after, what changes)."""
 

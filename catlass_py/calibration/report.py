@@ -9,7 +9,8 @@ from catlass_py.calibration.predict import TOLERANCE, Prediction
 def _rows(predictions):
     for p in predictions:
         pt = p.point
-        yield (pt.id, pt.label, pt.arch.replace("Ascend", ""), pt.role, f"{pt.published_us:.2f}", f"{p.predicted_us:.2f}",
+        yield (pt.id, pt.label, pt.arch.replace("Ascend", ""), pt.role, f"{pt.published_us:.2f}",
+               f"{p.predicted_us:.2f}",
                f"{p.ratio:.3f}", "yes" if p.within else "NO")
 
 

@@ -26,13 +26,14 @@ from catlass_py.errors import ArgumentError
 # 11_matmul_optimization.md:113-150 (T03-T12), examples/34_single_core_splitk_matmul/34_single_splitk_matmul.md
 # :247-257 (T13-T16), examples/52_quant_multi_core_splitk_matmul_tla/52_quant_multi_core_splitk_matmul_tla.md
 # :37-48 (T17-T28, X01, X02), examples/44_quant_matmul_full_loadA_tla/44_quant_matmul_full_loadA_tla.md:47-59
-# (T29, T30, X03-X05).
+# (T29, T30, X03-X05; example 44's own column Y01-Y05).
 PUBLISHED_US = {
     "T01": 19.38, "T02": 12.74, "T03": 72.5, "T04": 48.6, "T05": 181.4, "T06": 139.6, "T07": 238.8, "T08": 252.4,
     "T09": 36.3, "T10": 15.5, "T11": 40.6, "T12": 35.3, "T13": 261, "T14": 445, "T15": 917, "T16": 1231,
     "T17": 18.64, "T18": 23.23, "T19": 32.97, "T20": 78.52, "T21": 75.39, "T22": 18.11, "T23": 20.67,
     "T24": 21.15, "T25": 20.01, "T26": 23.83, "T27": 34.29, "T28": 51.41, "T29": 33.26, "T30": 38.68,
     "X01": 47.73, "X02": 77.35, "X03": 42.66, "X04": 52.36, "X05": 53.77,
+    "Y01": 31.73, "Y02": 37.05, "Y03": 41.96, "Y04": 44.05, "Y05": 52.75,
 }
 
 
@@ -62,7 +63,7 @@ def test_the_points_simulate_on_the_device_the_source_names():
 
 def test_every_example_catlass_py_builds_has_its_points_modelled_and_the_others_not():
     built = {"00_basic_matmul", "06_optimized_matmul", "12_quant_matmul", "21_basic_matmul_preload_zN",
-             "34_single_core_splitk_matmul"}
+             "34_single_core_splitk_matmul", "44_quant_matmul_full_loadA_tla", "52_quant_multi_core_splitk_matmul_tla"}
     for p in load_points():
         assert p.modelled == (p.example in built), p.id
     held_out = [p for p in select(load_points()) if p.role == "held-out"]
