@@ -398,11 +398,14 @@ def legal_configs(assemble, space: SearchSpace, arch, fixed: dict[str, str] | No
 
 def roofline_us(problem: Problem, l1_tile: str, arch, cores: int) -> float:
     """A lower bound on the cost model's predicted time (us) of a GEMM-like kernel with L1 tile ``l1_tile``
-    (``MxNxK``): every output block reads its A rows x k and k x B columns from GM once at the peak per-core read
-    rate and runs ceil(rows/16) ceil(cols/16) ceil(k/K0) cube fractals at one per cycle; a core's time is at least
-    its blocks' MTE2 time and at least their cube time, the busiest core has ceil(blocks/cores) blocks and the
-    cores together all of them; the GM bandwidth floor bounds the total bytes. Epilogues and overheads only add
-    time. (The sweep checks the bound against every prediction and stops pruning if one falls below it.)"""
+    (``MxNxK``): every output block reads its A rows x k and k x B columns from GM once at the faster of the
+    per-core L2-hit and L2-miss read rates and runs ceil(rows/16) ceil(cols/16) ceil(k/K0) cube fractals at one
+    per cycle; a core's time is at least its blocks' MTE2 time and at least their cube time, the busiest core has
+    ceil(blocks/cores) blocks and the cores together all of them, A and B missing L2 once (at the slower miss
+    rate); every read passes the shared L2 and A and B come from HBM at least once (the chip-wide floors); the
+    last read and the last store each land ``gm_latency_cycles`` after their transfer; every launch pays
+    ``launch_overhead_us``. Epilogues and other overheads only add time. (The sweep checks the bound against every prediction and stops pruning if one
+    falls below it.)"""
     p = arch.cost
     bm, bn, _ = (int(x) for x in l1_tile.split("x"))
     m, n, k, batch = problem.m, problem.n, problem.k, problem.batch
@@ -411,8 +414,8 @@ def roofline_us(problem: Problem, l1_tile: str, arch, cores: int) -> float:
     if blocks == 0:
         return 0.0
     used = min(cores, blocks)
-    share = p.gm_bandwidth_gbps / p.clock_ghz / max(1, cores)
-    rate = min(p.gm_read_bytes_per_cycle, share)
+    rate = max(p.gm_read_bytes_per_cycle, p.l2_read_bytes_per_cycle)
+    miss = min(p.gm_read_bytes_per_cycle, p.l2_read_bytes_per_cycle)
     k0 = max(1, p.macs_per_cycle(problem.dtype) // 256)
     rows = [bm] * (m // bm) + ([m % bm] if m % bm else [])
     cols = [bn] * (n // bn) + ([n % bn] if n % bn else [])
@@ -421,9 +424,12 @@ def roofline_us(problem: Problem, l1_tile: str, arch, cores: int) -> float:
     small_read = (min(rows) * k + k * min(cols)) * problem.elem
     small_cube = -(-min(rows) // 16) * -(-min(cols) // 16) * -(-k // k0)
     busiest = -(-blocks // cores)
-    per_core = max(read / rate / used, busiest * small_read / rate, cube / used, busiest * small_cube)
-    floor = read / (p.gm_bandwidth_gbps / p.clock_ghz)
-    return max(per_core, floor) / (p.clock_ghz * 1e3)
+    compulsory = min(read, (m * k + k * n) * problem.elem * batch)  # A and B miss L2 at least once (it starts empty)
+    mte2 = (compulsory / miss + (read - compulsory) / rate) / used
+    per_core = max(mte2, busiest * small_read / rate, cube / used, busiest * small_cube)
+    floor = max(read / (p.l2_bandwidth_gbps / p.clock_ghz), compulsory / (p.gm_bandwidth_gbps / p.clock_ghz))
+    # The last read lands gm_latency after its transfer and the last store as long after its own.
+    return (max(per_core, floor) + 2 * p.gm_latency_cycles) / (p.clock_ghz * 1e3) + p.launch_overhead_us
 
 
 __all__ = ["Problem", "SPACES", "SearchSpace", "TileRange", "check_config", "config_key", "describe_spaces",
