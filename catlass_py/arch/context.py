@@ -72,6 +72,9 @@ class CoreContext:
         self._waits = 0  # waits issued so far (idem)
         self._touched: set = set()  # pipes that ran an instruction or took a wait (idem)
         self._extra_buffers: dict[str, LocalArena] = {}
+        #: the tile layer's per-core cache (strided views of this core's buffers, proved in bounds once per
+        #: tile geometry, and scratch arrays); dropped with the buffers when the launch ends
+        self.tile_cache: dict = {}
 
     # -- identity --------------------------------------------------------------------------------
     @property
@@ -324,6 +327,7 @@ class CoreContext:
             res.ctx = None
         self.resource = None
         self._extra_buffers = {}
+        self.tile_cache = {}
         self._launch = self._editor = None
         self._delayed = []
         self._watch = []

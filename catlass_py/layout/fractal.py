@@ -125,6 +125,11 @@ class FractalLayout(MatrixLayout):
         s0, _, s2, _ = self.shape
         return fractal_pieces(rows, cols, s0, s2, *self.stride)
 
+    def linear_axes(self):
+        s0, _, s2, _ = self.shape
+        t0, t1, t2, t3 = self.stride
+        return ((s0, t1, t0), (s2, t3, t2))
+
     # -- factories ------------------------------------------------------------------------------
 
     @classmethod

@@ -72,6 +72,9 @@ class RowMajor(MatrixLayout):
     def _pieces(self, rows, cols):
         return [((rows, cols), 0, (self.stride[0], 1), 0, (cols, 1))]
 
+    def linear_axes(self):
+        return ((1, self.stride[0], 0), (1, 1, 0))
+
     @classmethod
     def make_layout(cls, dtype, rows, cols) -> RowMajor:
         """CATLASS ``RowMajor::MakeLayout<Element>``: plain ``RowMajor(rows, cols)``.
@@ -146,6 +149,9 @@ class ColumnMajor(MatrixLayout):
 
     def _pieces(self, rows, cols):
         return [((rows, cols), 0, (1, self.stride[1]), 0, (cols, 1))]
+
+    def linear_axes(self):
+        return ((1, 1, 0), (1, self.stride[1], 0))
 
     @classmethod
     def make_layout(cls, dtype, rows, cols) -> ColumnMajor:

@@ -12,6 +12,7 @@ import numpy as np
 from catlass_py.arch.memory import GlobalTensor, LocalTensor
 from catlass_py.errors import CapacityError, ConfigError, OutOfBoundsError
 from catlass_py.layout import ColumnMajor, RowMajor, VectorLayout
+from catlass_py.layout.base import split_axis, split_sizes
 
 
 def gm_read(gm: GlobalTensor, layout, rows: int, cols: int, what: str) -> np.ndarray:
@@ -56,6 +57,108 @@ def local_accumulate(t: LocalTensor, layout, data: np.ndarray, what: str) -> Non
         layout.accumulate(t.view(), data)
     except OutOfBoundsError as exc:
         raise CapacityError(f"{what}: {t!r}: {exc}") from None
+
+
+# -- the fast path: one strided view per operand, proved in bounds once per geometry -----------------------
+#
+# A tile instruction on whole fractals (the common case: L1 -> L0 loads, Mmad on 16-row multiples) touches a
+# region that is ONE strided numpy view in each layout taking part (``layout.base.split_axis``). The views are
+# built and checked once per (buffer slot, layout, region) and kept in the core's ``tile_cache``; later calls
+# with the same geometry move the bytes with one numpy call. Whatever does not fit - partial fractals, packed
+# 4-bit types, a region outside the layout or past the tensor's end - gets None and takes the piecewise path
+# above, which makes (and reports) every check itself.
+
+_MISSING = object()
+_TILE_CACHE_LIMIT = 4096
+
+
+def _local_view(t: LocalTensor, layout, axes, rows: int, cols: int, rsizes, csizes):
+    """The region ``[0:rows, 0:cols]`` of ``t`` through ``layout`` as one strided view with its rows cut at
+    ``rsizes`` and its columns at ``csizes`` (size-1 axes dropped), or None."""
+    if (axes is None or t.dtype.packed or not rows or not cols or rows > layout.rows or cols > layout.cols):
+        return None
+    r = split_axis(rows, rsizes, axes[0])
+    c = split_axis(cols, csizes, axes[1])
+    if r is None or c is None:
+        return None
+    shape, strides = r[0] + c[0], r[1] + c[1]
+    if sum((n - 1) * st for n, st in zip(shape, strides)) >= t.count:
+        return None  # past the tensor's end: the piecewise path raises the CapacityError
+    npd = t.dtype.numpy
+    isz = npd.itemsize
+    keep = [i for i, n in enumerate(shape) if n != 1]
+    return np.ndarray(tuple(shape[i] for i in keep), npd, buffer=t.arena.raw, offset=t.byte_offset,
+                      strides=tuple(strides[i] * isz for i in keep))
+
+
+def _cache_of(t: LocalTensor):
+    ctx = t.arena.ctx
+    if ctx is None:
+        return None
+    cache = ctx.tile_cache
+    if len(cache) >= _TILE_CACHE_LIMIT:
+        cache.clear()
+    return cache
+
+
+def _copy_views(dst, layout_dst, src, layout_src, rows, cols):
+    if dst.dtype.numpy != src.dtype.numpy:
+        return None
+    ad, as_ = layout_dst.linear_axes(), layout_src.linear_axes()
+    if ad is None or as_ is None:
+        return None
+    rs, cs = split_sizes(ad[0][0], as_[0][0]), split_sizes(ad[1][0], as_[1][0])
+    if rs is None or cs is None:
+        return None
+    dv = _local_view(dst, layout_dst, ad, rows, cols, rs, cs)
+    sv = _local_view(src, layout_src, as_, rows, cols, rs, cs)
+    return None if dv is None or sv is None else (dv, sv)
+
+
+def local_copy(dst: LocalTensor, layout_dst, src: LocalTensor, layout_src, rows: int, cols: int) -> bool:
+    """``local_write(dst, layout_dst, local_read(src, layout_src, rows, cols))`` as one ``np.copyto`` between
+    two strided views of the core's buffers when both regions are single views; False (nothing done) when
+    not, and the caller takes the piecewise path."""
+    cache = _cache_of(dst)
+    if cache is None or src.arena.ctx is not dst.arena.ctx:
+        return False
+    key = (dst.arena.id, dst.byte_offset, dst.count, dst.dtype.name, layout_dst,
+           src.arena.id, src.byte_offset, src.count, src.dtype.name, layout_src, rows, cols)
+    views = cache.get(key, _MISSING)
+    if views is _MISSING:
+        views = cache[key] = _copy_views(dst, layout_dst, src, layout_src, rows, cols)
+    if views is None:
+        return False
+    np.copyto(views[0], views[1])
+    return True
+
+
+def operand_view(t: LocalTensor, layout, rows: int, cols: int):
+    """The region ``[0:rows, 0:cols]`` of ``t`` as one strided view cut at the layout's own fractal sides, and
+    the C-contiguous ``(rows, cols)`` reshape that matches it: ``(view, shape)``; None when the region is not
+    one view. Not cached: callers cache what they build from it."""
+    axes = layout.linear_axes()
+    if axes is None:
+        return None
+    rs, cs = split_sizes(axes[0][0]), split_sizes(axes[1][0])
+    if rs is None or cs is None:
+        return None
+    return _local_view(t, layout, axes, rows, cols, rs, cs)
+
+
+def scratch(t: LocalTensor, name: str, dtype, shape: tuple):
+    """A per-core scratch array of ``shape`` (reused: valid until the next call for ``name`` on that core)."""
+    cache = _cache_of(t)
+    size = 1
+    for n in shape:
+        size *= n
+    if cache is None:
+        return np.empty(shape, dtype)
+    key = ("scratch", name, np.dtype(dtype))
+    flat = cache.get(key)
+    if flat is None or flat.size < size:
+        flat = cache[key] = np.empty(max(size, 1), dtype)
+    return flat[:size].reshape(shape)
 
 
 # -- timing-only runs: the same checks without the bytes ------------------------------------------------

@@ -20,11 +20,15 @@ from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import element_accumulator, l0a_layout, l0b_layout
 from catlass_py.layout import L0C
 from catlass_py.tile._region import (
+    _MISSING,
+    _cache_of,
     local_accumulate,
     local_check,
     local_read,
     local_write,
+    operand_view,
     region_access,
+    scratch,
     span_access,
 )
 
@@ -88,6 +92,8 @@ class TileMmad:
 
     def _compute(self, l0c, l0a, l0b, m, n, k, init_c, bias, layout_a, layout_b, layout_c) -> None:
         """The Mmad's data work: C = A @ B (or C += A @ B, or C = bias + A @ B) in L0C."""
+        if bias is None and k and self._fast(l0c, l0a, l0b, m, n, k, init_c, layout_a, layout_b, layout_c):
+            return
         if k == 0:
             acc = None
         else:
@@ -106,6 +112,57 @@ class TileMmad:
             else:
                 c = np.zeros((m, n), acc_t) if acc is None else acc.astype(acc_t, copy=False)
             local_write(l0c, layout_c, c, "TileMmad (C)")
+
+    def _fast(self, l0c, l0a, l0b, m, n, k, init_c, layout_a, layout_b, layout_c) -> bool:
+        """:meth:`_compute` without bias when A, B and C are single strided views of whole fractals: A and B
+        cast straight from L0A/L0B into the per-core scratch operands of the BLAS product, the product cast
+        (or added, wrapping in int32) straight into L0C - the same values as the piecewise path, without its
+        intermediate copies. The views are proved in bounds once per geometry (``_region.operand_view``);
+        False when they do not exist, and the caller takes the piecewise path (which reports any error)."""
+        cache = _cache_of(l0c)
+        if cache is None:
+            return False
+        key = ("mmad", id(self), l0c.arena.id, l0c.byte_offset, l0c.count, l0a.arena.id, l0a.byte_offset,
+               l0a.count, l0b.arena.id, l0b.byte_offset, l0b.count, m, n, k)
+        plan = cache.get(key, _MISSING)
+        if plan is _MISSING:
+            plan = cache[key] = self._fast_plan(l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c)
+        if plan is None:
+            return False
+        av, bv, cv, a2, b2, c2, a_in, b_in, c_out, i_out = plan
+        np.copyto(a_in, av, casting="unsafe")
+        np.copyto(b_in, bv, casting="unsafe")
+        np.matmul(a2, b2, out=c2)
+        if init_c:
+            np.copyto(cv, c_out, casting="unsafe")  # exact: integral products below 2**27, or fp32 -> fp32
+        elif i_out is None:
+            np.add(cv, c_out, out=cv)
+        else:  # C += A @ B in int32, wrapping modulo 2**32 like the cube's accumulator
+            np.copyto(i_out, c_out, casting="unsafe")
+            np.add(cv, i_out, out=cv)
+        return True
+
+    def _fast_plan(self, l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c):
+        if (l0a.arena.ctx is not l0c.arena.ctx or l0b.arena.ctx is not l0c.arena.ctx
+                or l0a.dtype is not self.element_a or l0b.dtype is not self.element_b
+                or l0c.dtype is not self.element_acc):
+            return None
+        av = operand_view(l0a, layout_a, m, k)
+        bv = operand_view(l0b, layout_b, k, n)
+        cv = operand_view(l0c, layout_c, m, n)
+        if av is None or bv is None or cv is None:
+            return None
+        acc_int = self.element_acc.kind == "int"
+        if acc_int:
+            bits = max(self.element_a.numpy.itemsize, self.element_b.numpy.itemsize) * 8
+            ftype = np.float32 if k <= _EXACT_F32_K.get(bits, 0) else np.float64
+        else:
+            ftype = np.float32
+        a2 = scratch(l0c, "mmad A", ftype, (m, k))
+        b2 = scratch(l0c, "mmad B", ftype, (k, n))
+        c2 = scratch(l0c, "mmad C", ftype, (m, n))
+        i_out = scratch(l0c, "mmad C int", self.element_acc.numpy, (m, n)).reshape(cv.shape) if acc_int else None
+        return (av, bv, cv, a2, b2, c2, a2.reshape(av.shape), b2.reshape(bv.shape), c2.reshape(cv.shape), i_out)
 
     def _check_only(self, l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, bias) -> None:
         """The capacity checks of the Mmad's reads and writes, without computing (timing-only runs)."""
