@@ -185,11 +185,16 @@ class CoreContext:
                     return
                 if edit.action == "swap_ids":
                     event_id = swap(event_id, edit.ids)
-        self._check_event(event, event_id)
-        seq = self.bus.next_seq()
-        self._events.setdefault((event, event_id), deque()).append(seq)
-        if self.bus.sync:
-            self.bus.publish(SetFlagEvent(seq, self.core, event, event_id))
+        if event.__class__ is not HardEvent or event_id.__class__ is not int or not 0 <= event_id < EVENT_ID_COUNT:
+            self._check_event(event, event_id)
+        bus = self.bus
+        bus._seq = seq = bus._seq + 1  # bus.next_seq(), inline on the hot path
+        q = self._events.get((event, event_id))
+        if q is None:
+            q = self._events[(event, event_id)] = deque()
+        q.append(seq)
+        if bus.sync:
+            bus.publish(SetFlagEvent(seq, self.core, event, event_id))
         if site is not None:
             ed.set_issued(seq, site)
 
@@ -210,7 +215,8 @@ class CoreContext:
         self._wait_flag(event, event_id, site)
 
     def _wait_flag(self, event: HardEvent, event_id: int, site) -> None:
-        self._check_event(event, event_id)
+        if event.__class__ is not HardEvent or event_id.__class__ is not int or not 0 <= event_id < EVENT_ID_COUNT:
+            self._check_event(event, event_id)
         q = self._events.get((event, event_id))
         if q:
             source = q.popleft()
@@ -222,8 +228,9 @@ class CoreContext:
             )
         else:
             source = 0
-        if self.bus.sync:
-            self.bus.publish(WaitFlagEvent(self.bus.next_seq(), self.core, event, event_id, source))
+        bus = self.bus
+        if bus.sync:
+            bus.publish(WaitFlagEvent(bus.next_seq(), self.core, event, event_id, source))
         if site is not None:
             self._editor.wait_consumed((source,), site)
 

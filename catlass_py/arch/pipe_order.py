@@ -168,6 +168,9 @@ class PipeOrder(Observer):
     # -- event routing ---------------------------------------------------------------------------
     def on_launch_start(self, info: LaunchInfo) -> None:
         self.orders: dict[CoreId, CoreOrder] = {c: CoreOrder(c, i) for i, c in enumerate(info.cores)}
+        # The same state by the id of the launch's own CoreId objects, which the events carry: a lookup that
+        # skips CoreId's (Python-level) hash on every event; any other CoreId falls back to ``orders``.
+        self._by_id: dict[int, CoreOrder] = {id(c): st for c, st in self.orders.items()}
         self._tokens: dict[int, Any] = {}
         self._xtokens: dict[int, Any] = {}
         self._route = {
@@ -187,7 +190,7 @@ class PipeOrder(Observer):
         self._route.get(type(e), _ignore)(e)
 
     def _on_instruction(self, e: InstructionEvent) -> None:
-        st = self.orders[e.core]
+        st = self._by_id.get(id(e.core)) or self.orders[e.core]
         pipe = e.pipe
         if pipe is not Pipe.S:
             self.dispatch(st, pipe)
@@ -211,13 +214,13 @@ class PipeOrder(Observer):
                     _replace(st.unit_fix, accs, self.publish(st, pipe, e))
 
     def _on_set(self, e: SetFlagEvent) -> None:
-        st = self.orders[e.core]
+        st = self._by_id.get(id(e.core)) or self.orders[e.core]
         src = e.event.src
         self.dispatch(st, src)
         self._tokens[e.seq] = self.publish(st, src, e)
 
     def _on_wait(self, e: WaitFlagEvent) -> None:
-        st = self.orders[e.core]
+        st = self._by_id.get(id(e.core)) or self.orders[e.core]
         dst = e.event.dst
         self.dispatch(st, dst)
         tok = self._tokens.pop(e.source_seq, None)
@@ -225,7 +228,7 @@ class PipeOrder(Observer):
             self.join(st, dst, tok, e)
 
     def _on_barrier(self, e: PipeBarrierEvent) -> None:
-        st = self.orders[e.core]
+        st = self._by_id.get(id(e.core)) or self.orders[e.core]
         if e.pipe is Pipe.ALL:
             self.barrier_all(st, e)
         else:
@@ -233,7 +236,7 @@ class PipeOrder(Observer):
             self.barrier(st, e.pipe, e)
 
     def _on_cross_set(self, e: CrossCoreSetEvent) -> None:
-        st = self.orders[e.core]
+        st = self._by_id.get(id(e.core)) or self.orders[e.core]
         if e.pipe is Pipe.ALL:
             self._xtokens[e.seq] = self.barrier_all(st, e)
         else:
@@ -243,13 +246,14 @@ class PipeOrder(Observer):
 
     def _on_cross_wait(self, e: CrossCoreWaitEvent) -> None:
         xt = self._xtokens
-        self.cross_wait(self.orders[e.core], [xt[s] for s in e.sources if s in xt], e)
+        st = self._by_id.get(id(e.core)) or self.orders[e.core]
+        self.cross_wait(st, [xt[s] for s in e.sources if s in xt], e)
 
     def _on_marker(self, e: MarkerEvent) -> None:
-        self.marker(self.orders[e.core], e)
+        self.marker(self._by_id.get(id(e.core)) or self.orders[e.core], e)
 
     def _on_core_end(self, e: CoreEndEvent) -> None:
-        self.core_end(self.orders[e.core], e)
+        self.core_end(self._by_id.get(id(e.core)) or self.orders[e.core], e)
 
 
 def _ignore(e) -> None:

@@ -16,6 +16,8 @@ class CoreType(enum.Enum):
     AIC = "AIC"
     AIV = "AIV"
 
+    __hash__ = object.__hash__  # singletons: identity hashing (see HardEvent); CoreId hashes it per event
+
     def __str__(self) -> str:
         return self.value
 
@@ -35,6 +37,8 @@ class Pipe(enum.Enum):
     MTE3 = "MTE3"
     FIX = "FIX"
     ALL = "ALL"
+
+    __hash__ = object.__hash__  # singletons: identity hashing (see HardEvent); pipe-keyed dicts on every event
 
     def __str__(self) -> str:
         return self.value
@@ -79,12 +83,16 @@ class HardEvent(enum.Enum):
     @property
     def src(self) -> Pipe:
         """Pipe on which the set is issued."""
-        return Pipe(self.value[0])
+        return _ENDS[self][0]
 
     @property
     def dst(self) -> Pipe:
         """Pipe that the wait blocks."""
-        return Pipe(self.value[1])
+        return _ENDS[self][1]
 
     def __str__(self) -> str:
         return self.name
+
+
+_ENDS = {ev: (Pipe(ev.value[0]), Pipe(ev.value[1])) for ev in HardEvent}
+"""(src, dst) pipes of every HardEvent, computed once (the properties run for every set and wait)."""

@@ -104,8 +104,9 @@ class FractalLayout(MatrixLayout):
         For zZ and nN CATLASS keeps only the fractal terms (it is called on fractal corners only);
         here the full formula gives the true address of every element.
         """
-        row = as_coord("row", row)
-        col = as_coord("col", col)
+        if type(row) is not int or type(col) is not int or row < 0 or col < 0:
+            row = as_coord("row", row)
+            col = as_coord("col", col)
         s0, _, s2, _ = self.shape
         t0, t1, t2, t3 = self.stride
         if type(row) is int and type(col) is int:
@@ -116,10 +117,11 @@ class FractalLayout(MatrixLayout):
 
     def get_tile_layout(self, rows, cols):
         """CATLASS ``GetTileLayout``: same strides, shape ``(s0, ceil(rows/s0), s2, ceil(cols/s2))``."""
-        rows = as_size("rows", rows)
-        cols = as_size("cols", cols)
+        if type(rows) is not int or type(cols) is not int or rows < 0 or cols < 0:
+            rows = as_size("rows", rows)
+            cols = as_size("cols", cols)
         s0, _, s2, _ = self.shape
-        return type(self)._new(rows, cols, (s0, ceil_div(rows, s0), s2, ceil_div(cols, s2)), self.stride)
+        return type(self)._new(rows, cols, (s0, -(-rows // s0), s2, -(-cols // s2)), self.stride)
 
     def _pieces(self, rows, cols):
         s0, _, s2, _ = self.shape

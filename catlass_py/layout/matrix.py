@@ -61,13 +61,17 @@ class RowMajor(MatrixLayout):
 
     def offset(self, row, col):
         """CATLASS ``GetOffset``: ``row * ldm + col``; ints give an int, arrays an int64 array."""
-        row = as_coord("row", row)
-        col = as_coord("col", col)
+        if type(row) is not int or type(col) is not int or row < 0 or col < 0:
+            row = as_coord("row", row)
+            col = as_coord("col", col)
         return row * self.stride[0] + col
 
     def get_tile_layout(self, rows, cols) -> RowMajor:
         """CATLASS ``GetTileLayout``: a ``rows x cols`` RowMajor with the same ``ldm``."""
-        return RowMajor(rows, cols, self.stride[0])
+        ldm = self.stride[0]
+        if type(rows) is int and type(cols) is int and 0 <= cols <= ldm and 0 <= rows:  # valid: skip the checks
+            return RowMajor._new(rows, cols, (rows, cols), self.stride)
+        return RowMajor(rows, cols, ldm)
 
     def _pieces(self, rows, cols):
         return [((rows, cols), 0, (self.stride[0], 1), 0, (cols, 1))]
@@ -139,13 +143,17 @@ class ColumnMajor(MatrixLayout):
 
     def offset(self, row, col):
         """CATLASS ``GetOffset``: ``row + col * ldm``; ints give an int, arrays an int64 array."""
-        row = as_coord("row", row)
-        col = as_coord("col", col)
+        if type(row) is not int or type(col) is not int or row < 0 or col < 0:
+            row = as_coord("row", row)
+            col = as_coord("col", col)
         return row + col * self.stride[1]
 
     def get_tile_layout(self, rows, cols) -> ColumnMajor:
         """CATLASS ``GetTileLayout``: a ``rows x cols`` ColumnMajor with the same ``ldm``."""
-        return ColumnMajor(rows, cols, self.stride[1])
+        ldm = self.stride[1]
+        if type(rows) is int and type(cols) is int and 0 <= rows <= ldm and 0 <= cols:  # valid: skip the checks
+            return ColumnMajor._new(rows, cols, (rows, cols), self.stride)
+        return ColumnMajor(rows, cols, ldm)
 
     def _pieces(self, rows, cols):
         return [((rows, cols), 0, (1, self.stride[1]), 0, (cols, 1))]

@@ -72,15 +72,18 @@ _MISSING = object()
 _TILE_CACHE_LIMIT = 4096
 
 
-def _local_view(t: LocalTensor, layout, axes, rows: int, cols: int, rsizes, csizes):
+def _local_view(t: LocalTensor, layout, axes, rows: int, cols: int, rsizes, csizes, transpose: bool = False):
     """The region ``[0:rows, 0:cols]`` of ``t`` through ``layout`` as one strided view with its rows cut at
-    ``rsizes`` and its columns at ``csizes`` (size-1 axes dropped), or None."""
+    ``rsizes`` and its columns at ``csizes`` (size-1 axes dropped; with ``transpose`` the column axes come
+    first: a view of the transposed region), or None."""
     if (axes is None or t.dtype.packed or not rows or not cols or rows > layout.rows or cols > layout.cols):
         return None
     r = split_axis(rows, rsizes, axes[0])
     c = split_axis(cols, csizes, axes[1])
     if r is None or c is None:
         return None
+    if transpose:
+        r, c = c, r
     shape, strides = r[0] + c[0], r[1] + c[1]
     if sum((n - 1) * st for n, st in zip(shape, strides)) >= t.count:
         return None  # past the tensor's end: the piecewise path raises the CapacityError
@@ -133,17 +136,24 @@ def local_copy(dst: LocalTensor, layout_dst, src: LocalTensor, layout_src, rows:
     return True
 
 
-def operand_view(t: LocalTensor, layout, rows: int, cols: int):
-    """The region ``[0:rows, 0:cols]`` of ``t`` as one strided view cut at the layout's own fractal sides, and
-    the C-contiguous ``(rows, cols)`` reshape that matches it: ``(view, shape)``; None when the region is not
-    one view. Not cached: callers cache what they build from it."""
+def operand_view(t: LocalTensor, layout, rows: int, cols: int, *, transpose: bool = False):
+    """The region ``[0:rows, 0:cols]`` of ``t`` as one strided view cut at the layout's own fractal sides (a
+    C-contiguous ``(rows, cols)`` array - ``(cols, rows)`` with ``transpose`` - reshapes to its shape); None
+    when the region is not one view. Not cached: callers cache what they build from it."""
     axes = layout.linear_axes()
     if axes is None:
         return None
     rs, cs = split_sizes(axes[0][0]), split_sizes(axes[1][0])
     if rs is None or cs is None:
         return None
-    return _local_view(t, layout, axes, rows, cols, rs, cs)
+    return _local_view(t, layout, axes, rows, cols, rs, cs, transpose)
+
+
+def column_inner(layout) -> bool:
+    """Whether the elements of a fractal column are adjacent in ``layout`` (nZ, nN: a copy into a transposed
+    array reads memory in order)."""
+    axes = layout.linear_axes()
+    return axes is not None and axes[0][0] > 1 and axes[0][2] == 1
 
 
 def scratch(t: LocalTensor, name: str, dtype, shape: tuple):

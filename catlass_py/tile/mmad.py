@@ -26,6 +26,7 @@ from catlass_py.tile._region import (
     local_check,
     local_read,
     local_write,
+    column_inner,
     operand_view,
     region_access,
     scratch,
@@ -147,22 +148,27 @@ class TileMmad:
                 or l0a.dtype is not self.element_a or l0b.dtype is not self.element_b
                 or l0c.dtype is not self.element_acc):
             return None
+        acc_int = self.element_acc.kind == "int"
+        # An exact integer product may read B transposed (any summation order gives the same integers): from a
+        # layout whose fractal columns are contiguous (nZ) that cast reads memory in order. Float products keep
+        # the row-major B of the piecewise path, so that BLAS sums in the same order.
+        b_t = acc_int and column_inner(layout_b)
         av = operand_view(l0a, layout_a, m, k)
-        bv = operand_view(l0b, layout_b, k, n)
+        bv = operand_view(l0b, layout_b, k, n, transpose=b_t)
         cv = operand_view(l0c, layout_c, m, n)
         if av is None or bv is None or cv is None:
             return None
-        acc_int = self.element_acc.kind == "int"
         if acc_int:
             bits = max(self.element_a.numpy.itemsize, self.element_b.numpy.itemsize) * 8
             ftype = np.float32 if k <= _EXACT_F32_K.get(bits, 0) else np.float64
         else:
             ftype = np.float32
         a2 = scratch(l0c, "mmad A", ftype, (m, k))
-        b2 = scratch(l0c, "mmad B", ftype, (k, n))
+        b_in = scratch(l0c, "mmad B", ftype, (n, k) if b_t else (k, n))
         c2 = scratch(l0c, "mmad C", ftype, (m, n))
         i_out = scratch(l0c, "mmad C int", self.element_acc.numpy, (m, n)).reshape(cv.shape) if acc_int else None
-        return (av, bv, cv, a2, b2, c2, a2.reshape(av.shape), b2.reshape(bv.shape), c2.reshape(cv.shape), i_out)
+        return (av, bv, cv, a2, b_in.T if b_t else b_in, c2, a2.reshape(av.shape), b_in.reshape(bv.shape),
+                c2.reshape(cv.shape), i_out)
 
     def _check_only(self, l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, bias) -> None:
         """The capacity checks of the Mmad's reads and writes, without computing (timing-only runs)."""

@@ -8,6 +8,9 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
 
 
+_UPDATES: dict = {}  # GemmIdentityBlockSwizzle.update: (offset, direction, shape, tile, loops) -> scheduler
+
+
 @dataclass(frozen=True)
 class GemmIdentityBlockSwizzle:
     """CATLASS ``GemmIdentityBlockSwizzle<SwizzleOffset, SwizzleDirection>``.
@@ -32,11 +35,23 @@ class GemmIdentityBlockSwizzle:
 
     def update(self, problem_shape, tile_mn, loops_mn=None) -> "GemmIdentityBlockSwizzle":
         """Scheduler for ``problem_shape`` (m, n, k) cut into ``tile_mn`` blocks (CATLASS ``Update``)."""
+        key = (self.swizzle_offset, self.swizzle_direction, *problem_shape, *tile_mn,
+               *(() if loops_mn is None else loops_mn))
+        plain = all(v.__class__ is int for v in key)
+        if plain:  # an immutable value of plain ints: every core walking the same groups shares one
+            hit = _UPDATES.get(key)
+            if hit is not None:
+                return hit
         shape = GemmCoord(*problem_shape)
         tile = MatrixCoord(*tile_mn)
         if loops_mn is None:
             loops_mn = MatrixCoord(ceil_div(shape.m, tile.row), ceil_div(shape.n, tile.column))
-        return GemmIdentityBlockSwizzle(self.swizzle_offset, self.swizzle_direction, shape, tile, MatrixCoord(*loops_mn))
+        made = GemmIdentityBlockSwizzle(self.swizzle_offset, self.swizzle_direction, shape, tile, MatrixCoord(*loops_mn))
+        if plain:
+            if len(_UPDATES) >= 4096:
+                _UPDATES.clear()
+            _UPDATES[key] = made
+        return made
 
     def get_core_loops(self) -> int:
         """Number of blocks of the problem (``GetCoreLoops``)."""
