@@ -354,8 +354,10 @@ def split_sizes(*fractal_sizes: int) -> tuple[int, ...] | None:
 
 def split_axis(extent: int, sizes: tuple[int, ...], axis: tuple[int, int, int]):
     """``(shape, element strides)`` of one logical axis of ``extent`` cut at ``sizes`` in a layout whose axis
-    is ``(s, T, t)`` (see :meth:`MatrixLayout.linear_axes`), or None when ``extent`` is not a multiple of
-    ``sizes[0]``."""
+    is ``(s, T, t)`` (see :meth:`MatrixLayout.linear_axes`), or None when ``extent`` is not a multiple of the
+    largest size not beyond it (a region ending inside a fractal, past its first)."""
+    if sizes[0] > extent:  # digits at sizes beyond the extent are always 0: drop them
+        sizes = tuple(b for b in sizes if b <= extent) or (1,)
     if extent % sizes[0]:
         return None
     s, big, small = axis

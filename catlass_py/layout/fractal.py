@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from catlass_py.errors import ArgumentError
-from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.numerics.dtypes import DType, get_dtype
 
 from .base import MatrixLayout, as_coord, as_positive, as_size, as_sizes, ceil_div, round_up
 
@@ -185,8 +185,18 @@ def _check_shape(name, rows, cols, shape):
         )
 
 
+_C0: dict = {}  # dtype name -> C0
+
+
 def _fractal_of(dtype, inner_rows_is_16: bool):
-    c0 = get_dtype(dtype).c0
+    if type(dtype) is DType:
+        c0 = dtype.c0
+    else:
+        c0 = _C0.get(dtype) if type(dtype) is str else None
+        if c0 is None:
+            c0 = get_dtype(dtype).c0  # raises for anything that is not a dtype
+            if type(dtype) is str:
+                _C0[dtype] = c0
     return (C0_NUM_PER_FRACTAL, c0) if inner_rows_is_16 else (c0, C0_NUM_PER_FRACTAL)
 
 

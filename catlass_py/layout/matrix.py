@@ -12,6 +12,9 @@ from catlass_py.numerics.dtypes import get_dtype
 from .base import MatrixLayout, as_coord, as_size, round_up
 
 _FP4_NAMES = frozenset({"float4_e2m1fn", "float4_e1m2"})
+# get_tile_layout's results (immutable values) by (kind, rows, cols, ldm): kernels cut the same tiles again and
+# again on every core
+_TILES: dict = {}
 
 
 def _check_ldm(cls_name: str, ldm: int, inner: int, inner_name: str, outer: int) -> None:
@@ -70,7 +73,13 @@ class RowMajor(MatrixLayout):
         """CATLASS ``GetTileLayout``: a ``rows x cols`` RowMajor with the same ``ldm``."""
         ldm = self.stride[0]
         if type(rows) is int and type(cols) is int and 0 <= cols <= ldm and 0 <= rows:  # valid: skip the checks
-            return RowMajor._new(rows, cols, (rows, cols), self.stride)
+            key = ("RM", rows, cols, ldm)
+            hit = _TILES.get(key)
+            if hit is None:
+                if len(_TILES) >= 4096:
+                    _TILES.clear()
+                hit = _TILES[key] = RowMajor._new(rows, cols, (rows, cols), self.stride)
+            return hit
         return RowMajor(rows, cols, ldm)
 
     def _pieces(self, rows, cols):
@@ -152,7 +161,13 @@ class ColumnMajor(MatrixLayout):
         """CATLASS ``GetTileLayout``: a ``rows x cols`` ColumnMajor with the same ``ldm``."""
         ldm = self.stride[1]
         if type(rows) is int and type(cols) is int and 0 <= rows <= ldm and 0 <= cols:  # valid: skip the checks
-            return ColumnMajor._new(rows, cols, (rows, cols), self.stride)
+            key = ("CM", rows, cols, ldm)
+            hit = _TILES.get(key)
+            if hit is None:
+                if len(_TILES) >= 4096:
+                    _TILES.clear()
+                hit = _TILES[key] = ColumnMajor._new(rows, cols, (rows, cols), self.stride)
+            return hit
         return ColumnMajor(rows, cols, ldm)
 
     def _pieces(self, rows, cols):

@@ -125,14 +125,18 @@ def local_copy(dst: LocalTensor, layout_dst, src: LocalTensor, layout_src, rows:
     cache = _cache_of(dst)
     if cache is None or src.arena.ctx is not dst.arena.ctx:
         return False
-    key = (dst.arena.id, dst.byte_offset, dst.count, dst.dtype.name, layout_dst,
-           src.arena.id, src.byte_offset, src.count, src.dtype.name, layout_src, rows, cols)
-    views = cache.get(key, _MISSING)
-    if views is _MISSING:
-        views = cache[key] = _copy_views(dst, layout_dst, src, layout_src, rows, cols)
-    if views is None:
+    # Layouts by identity (a layout's hash is Python code): the entry keeps both layout objects alive, so their
+    # ids cannot be reused by other objects while it exists.
+    key = (dst.arena.id, dst.byte_offset, dst.count, dst.dtype.name, id(layout_dst),
+           src.arena.id, src.byte_offset, src.count, src.dtype.name, id(layout_src), rows, cols)
+    entry = cache.get(key)
+    if entry is None:
+        views = _copy_views(dst, layout_dst, src, layout_src, rows, cols)
+        entry = cache[key] = (*(views or (None, None)), layout_dst, layout_src)
+    dv = entry[0]
+    if dv is None:
         return False
-    np.copyto(views[0], views[1])
+    np.copyto(dv, entry[1])
     return True
 
 

@@ -65,9 +65,16 @@ class TileMmad:
         self.layout_b = l0b_layout(self.arch)
 
     def __call__(self, l0c: LocalTensor, l0a: LocalTensor, l0b: LocalTensor, m: int, n: int, k: int,
-                 init_c: bool = True, unit_flag: int = 0, *, bias: LocalTensor | None = None) -> None:
+                 init_c: bool = True, unit_flag: int = 0, *, bias: LocalTensor | None = None,
+                 valid_m: int | None = None) -> None:
         """Issue one Mmad. With ``bias`` (a BT tensor of n accumulator-typed values) C starts from the bias
-        row broadcast instead of zero (CATLASS's bias overload)."""
+        row broadcast instead of zero (CATLASS's bias overload).
+
+        ``valid_m`` (a simulator hint, no hardware field): only the first ``valid_m`` rows of C will ever be read
+        back (the block stores that many; the rest are padding up to the 16-row fractal). The instruction, its
+        event and its checks are those of the whole m x n x k Mmad; the data work of an exact integer product
+        may then stop at those rows (at most 16, else the next multiple of 16), leaving the padding rows of L0C
+        stale."""
         limit = self.arch.mmad_max_mnk
         if not (0 <= m <= limit and 0 <= n <= limit and 0 <= k <= limit):
             raise ConfigError(f"TileMmad: m, n, k must be in 0..{limit}, got m={m}, n={n}, k={k}")
@@ -75,7 +82,7 @@ class TileMmad:
             return
         layout_a, layout_b, layout_c = self._layouts(m, n, k)
         if l0c.computes:
-            self._compute(l0c, l0a, l0b, m, n, k, init_c, bias, layout_a, layout_b, layout_c)
+            self._compute(l0c, l0a, l0b, m, n, k, init_c, bias, layout_a, layout_b, layout_c, valid_m)
         else:  # timing-only: the same checks, no bytes
             self._check_only(l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, bias)
         ctx = l0c.ctx
@@ -91,10 +98,16 @@ class TileMmad:
                      local_reads=reads, local_writes=c_region, unit_flag=unit_flag,
                      info={"m": m, "n": n, "k": k, "init_c": init_c, "dtype": self.element_a.name})
 
-    def _compute(self, l0c, l0a, l0b, m, n, k, init_c, bias, layout_a, layout_b, layout_c) -> None:
+    def _compute(self, l0c, l0a, l0b, m, n, k, init_c, bias, layout_a, layout_b, layout_c, valid_m=None) -> None:
         """The Mmad's data work: C = A @ B (or C += A @ B, or C = bias + A @ B) in L0C."""
-        if bias is None and k and self._fast(l0c, l0a, l0b, m, n, k, init_c, layout_a, layout_b, layout_c):
-            return
+        if bias is None and k:
+            rows = m
+            # Rows nobody reads back: an exact integer product computes the rest only (a float product keeps the
+            # whole m rows, so that BLAS takes the same path and rounds the same way).
+            if valid_m is not None and 0 <= valid_m < m and self.element_acc.kind == "int":
+                rows = max(1, valid_m) if valid_m <= 16 else min(m, -(-valid_m // 16) * 16)
+            if self._fast(l0c, l0a, l0b, m, n, k, init_c, layout_a, layout_b, layout_c, rows):
+                return
         if k == 0:
             acc = None
         else:
@@ -114,7 +127,7 @@ class TileMmad:
                 c = np.zeros((m, n), acc_t) if acc is None else acc.astype(acc_t, copy=False)
             local_write(l0c, layout_c, c, "TileMmad (C)")
 
-    def _fast(self, l0c, l0a, l0b, m, n, k, init_c, layout_a, layout_b, layout_c) -> bool:
+    def _fast(self, l0c, l0a, l0b, m, n, k, init_c, layout_a, layout_b, layout_c, rows=None) -> bool:
         """:meth:`_compute` without bias when A, B and C are single strided views of whole fractals: A and B
         cast straight from L0A/L0B into the per-core scratch operands of the BLAS product, the product cast
         (or added, wrapping in int32) straight into L0C - the same values as the piecewise path, without its
@@ -123,11 +136,13 @@ class TileMmad:
         cache = _cache_of(l0c)
         if cache is None:
             return False
+        if rows is None:
+            rows = m
         key = ("mmad", id(self), l0c.arena.id, l0c.byte_offset, l0c.count, l0a.arena.id, l0a.byte_offset,
-               l0a.count, l0b.arena.id, l0b.byte_offset, l0b.count, m, n, k)
+               l0a.count, l0b.arena.id, l0b.byte_offset, l0b.count, m, n, k, rows)
         plan = cache.get(key, _MISSING)
         if plan is _MISSING:
-            plan = cache[key] = self._fast_plan(l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c)
+            plan = cache[key] = self._fast_plan(l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, rows)
         if plan is None:
             return False
         av, bv, cv, a2, b2, c2, a_in, b_in, c_out, i_out = plan
@@ -143,7 +158,9 @@ class TileMmad:
             np.add(cv, i_out, out=cv)
         return True
 
-    def _fast_plan(self, l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c):
+    def _fast_plan(self, l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, rows):
+        """Views of the first ``rows`` rows of A and C (the whole m x k and k x n regions are proved in bounds
+        first) and of B, and the scratch operands; None when any is not a single view."""
         if (l0a.arena.ctx is not l0c.arena.ctx or l0b.arena.ctx is not l0c.arena.ctx
                 or l0a.dtype is not self.element_a or l0b.dtype is not self.element_b
                 or l0c.dtype is not self.element_acc):
@@ -153,9 +170,11 @@ class TileMmad:
         # layout whose fractal columns are contiguous (nZ) that cast reads memory in order. Float products keep
         # the row-major B of the piecewise path, so that BLAS sums in the same order.
         b_t = acc_int and column_inner(layout_b)
-        av = operand_view(l0a, layout_a, m, k)
+        if rows != m and (operand_view(l0a, layout_a, m, k) is None or operand_view(l0c, layout_c, m, n) is None):
+            return None  # the whole instruction's regions, checked as the piecewise path would
+        av = operand_view(l0a, layout_a, rows, k)
         bv = operand_view(l0b, layout_b, k, n, transpose=b_t)
-        cv = operand_view(l0c, layout_c, m, n)
+        cv = operand_view(l0c, layout_c, rows, n)
         if av is None or bv is None or cv is None:
             return None
         if acc_int:
@@ -163,10 +182,10 @@ class TileMmad:
             ftype = np.float32 if k <= _EXACT_F32_K.get(bits, 0) else np.float64
         else:
             ftype = np.float32
-        a2 = scratch(l0c, "mmad A", ftype, (m, k))
+        a2 = scratch(l0c, "mmad A", ftype, (rows, k))
         b_in = scratch(l0c, "mmad B", ftype, (n, k) if b_t else (k, n))
-        c2 = scratch(l0c, "mmad C", ftype, (m, n))
-        i_out = scratch(l0c, "mmad C int", self.element_acc.numpy, (m, n)).reshape(cv.shape) if acc_int else None
+        c2 = scratch(l0c, "mmad C", ftype, (rows, n))
+        i_out = scratch(l0c, "mmad C int", self.element_acc.numpy, (rows, n)).reshape(cv.shape) if acc_int else None
         return (av, bv, cv, a2, b_in.T if b_t else b_in, c2, a2.reshape(av.shape), b_in.reshape(bv.shape),
                 c2.reshape(cv.shape), i_out)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.gemm.coord import ceil_div
 from catlass_py.lifetime import CloseOnExit
+from catlass_py.tile.mmad import TileMmad
 
 
 def carve_stages(buf, element, first_byte: int, stage_bytes: int, stages: int) -> list:
@@ -71,7 +72,7 @@ class BlockMmadInstance(CloseOnExit):
 
     # -- L1 -> L0A/L0B -> Mmad ---------------------------------------------------------------------
     def mmad_l1_tile(self, lid: int, k_actual: int, m_round: int, n_round: int, l0c, layout_c_in_l0,
-                     first_k_tile: bool, last_k_tile: bool) -> None:
+                     first_k_tile: bool, last_k_tile: bool, m_actual: int | None = None) -> None:
         """Multiply the K tile in L1 stage ``lid`` into ``l0c`` (CATLASS ``L1TileMmad`` / the body of the K loop).
 
         For each L0 M part and K part, L1 A -> the next L0A stage; inside, for each N part, L1 B -> the next
@@ -79,6 +80,9 @@ class BlockMmadInstance(CloseOnExit):
         (MTE1_MTE2) after its last; each L0 stage is awaited (M_MTE1) before it is written and freed after
         its Mmad. The accumulator starts from zero on the first K part of the block (``first_k_tile``); with
         the unit flag, the last Mmad of the block (``last_k_tile``) closes it (0b11, else 0b10).
+
+        ``m_actual``: the block's real rows (``m_round`` rounds them up to the fractal), when only those are
+        stored: the Mmads may then skip the data work of the padding rows (``TileMmad``'s ``valid_m``).
         """
         spec, ctx = self.spec, self.ctx
         l0 = spec.l0_tile_shape
@@ -89,6 +93,7 @@ class BlockMmadInstance(CloseOnExit):
         k_loops = ceil_div(k_actual, l0.k)
         for mi in range(m_loops):
             m_part = part_len(mi, m_loops, m_round, l0.m)
+            self._valid_m = None if m_actual is None else min(m_part, max(0, m_actual - mi * l0.m))
             for ki in range(k_loops):
                 k_part = part_len(ki, k_loops, k_actual, l0.k)
                 l0a = self.l0a[self.l0a_list_id]
@@ -131,9 +136,15 @@ class BlockMmadInstance(CloseOnExit):
         """Hook of :meth:`mmad_l1_tile`, before each Mmad that starts the accumulator (N part ``ni``):
         nothing here; the bias block moves the N part's bias to BT."""
 
+    _valid_m: int | None = None  # rows of the current L0 M part that are stored (see mmad_l1_tile's m_actual)
+
     def mmad(self, l0c_tile, l0a, l0b, m_part: int, n_part: int, k_part: int, init_c: bool, unit_flag: int) -> None:
         """Hook of :meth:`mmad_l1_tile`: one ``TileMmad`` (the bias block starts the accumulator from BT)."""
-        self.spec.tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, unit_flag)
+        tile_mmad = self.spec.tile_mmad
+        if self._valid_m is None or not isinstance(tile_mmad, TileMmad):  # the hint is TileMmad's own keyword
+            tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, unit_flag)
+        else:
+            tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, unit_flag, valid_m=self._valid_m)
 
     # -- L0C -> GM ---------------------------------------------------------------------------------
     def store_l0c(self, gm_c, l0c, layout_c, layout_c_in_l0, event_id: int = 0, copy=None) -> None:

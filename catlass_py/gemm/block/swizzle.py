@@ -37,17 +37,15 @@ class GemmIdentityBlockSwizzle:
         """Scheduler for ``problem_shape`` (m, n, k) cut into ``tile_mn`` blocks (CATLASS ``Update``)."""
         key = (self.swizzle_offset, self.swizzle_direction, *problem_shape, *tile_mn,
                *(() if loops_mn is None else loops_mn))
-        plain = all(v.__class__ is int for v in key)
-        if plain:  # an immutable value of plain ints: every core walking the same groups shares one
-            hit = _UPDATES.get(key)
-            if hit is not None:
-                return hit
+        hit = _UPDATES.get(key)  # an immutable value: every core walking the same groups shares one
+        if hit is not None:
+            return hit
         shape = GemmCoord(*problem_shape)
         tile = MatrixCoord(*tile_mn)
         if loops_mn is None:
             loops_mn = MatrixCoord(ceil_div(shape.m, tile.row), ceil_div(shape.n, tile.column))
         made = GemmIdentityBlockSwizzle(self.swizzle_offset, self.swizzle_direction, shape, tile, MatrixCoord(*loops_mn))
-        if plain:
+        if all(v.__class__ is int for v in key):  # kept only for plain ints (a hit then equals a fresh one)
             if len(_UPDATES) >= 4096:
                 _UPDATES.clear()
             _UPDATES[key] = made
