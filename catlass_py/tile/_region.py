@@ -12,7 +12,7 @@ import numpy as np
 from catlass_py.arch.memory import GlobalTensor, LocalTensor
 from catlass_py.errors import CapacityError, ConfigError, OutOfBoundsError
 from catlass_py.layout import ColumnMajor, RowMajor, VectorLayout
-from catlass_py.layout.base import split_axis, split_sizes
+from catlass_py.layout.base import MatrixLayout, split_axis, split_sizes
 
 
 def gm_read(gm: GlobalTensor, layout, rows: int, cols: int, what: str) -> np.ndarray:
@@ -72,11 +72,11 @@ _MISSING = object()
 _TILE_CACHE_LIMIT = 4096
 
 
-def _local_view(t: LocalTensor, layout, axes, rows: int, cols: int, rsizes, csizes, transpose: bool = False):
-    """The region ``[0:rows, 0:cols]`` of ``t`` through ``layout`` as one strided view with its rows cut at
-    ``rsizes`` and its columns at ``csizes`` (size-1 axes dropped; with ``transpose`` the column axes come
-    first: a view of the transposed region), or None."""
-    if (axes is None or t.dtype.packed or not rows or not cols or rows > layout.rows or cols > layout.cols):
+def _geometry(layout, axes, rows: int, cols: int, rsizes, csizes, transpose: bool = False):
+    """``(shape, element strides, largest element offset)`` of the region ``[0:rows, 0:cols]`` through
+    ``layout`` with its rows cut at ``rsizes`` and its columns at ``csizes`` (with ``transpose`` the column
+    axes come first: the transposed region), or None."""
+    if axes is None or not rows or not cols or rows > layout.rows or cols > layout.cols:
         return None
     r = split_axis(rows, rsizes, axes[0])
     c = split_axis(cols, csizes, axes[1])
@@ -85,13 +85,105 @@ def _local_view(t: LocalTensor, layout, axes, rows: int, cols: int, rsizes, csiz
     if transpose:
         r, c = c, r
     shape, strides = r[0] + c[0], r[1] + c[1]
-    if sum((n - 1) * st for n, st in zip(shape, strides)) >= t.count:
-        return None  # past the tensor's end: the piecewise path raises the CapacityError
-    npd = t.dtype.numpy
+    return shape, strides, sum((n - 1) * st for n, st in zip(shape, strides))
+
+
+def _view(raw, byte_offset: int, npd, shape, strides, item: int = 1):
+    """The numpy view; ``item`` > 1 folds that many trailing elements (contiguous) into one raw item."""
     isz = npd.itemsize
+    if item > 1:
+        npd = np.dtype(f"V{item * isz}")
+    return np.ndarray(shape, npd, buffer=raw, offset=byte_offset, strides=tuple(st * isz for st in strides))
+
+
+def _squeeze(shape, *strides):
     keep = [i for i, n in enumerate(shape) if n != 1]
-    return np.ndarray(tuple(shape[i] for i in keep), npd, buffer=t.arena.raw, offset=t.byte_offset,
-                      strides=tuple(strides[i] * isz for i in keep))
+    return (tuple(shape[i] for i in keep), *(tuple(st[i] for i in keep) for st in strides))
+
+
+def _fold(shape, *strides):
+    """Fold trailing axes contiguous in every stride set into one raw item (a copy moves the bytes unchanged:
+    exact for every dtype, and one memcpy per item instead of one per element)."""
+    shape, strides, item = list(shape), [list(st) for st in strides], 1
+    while shape and all(st[-1] == item for st in strides):
+        item *= shape.pop()
+        for st in strides:
+            st.pop()
+    return (tuple(shape), *(tuple(st) for st in strides), item)
+
+
+def _local_view(t: LocalTensor, layout, axes, rows: int, cols: int, rsizes, csizes, transpose: bool = False):
+    """The region ``[0:rows, 0:cols]`` of ``t`` through ``layout`` as one strided view (size-1 axes dropped; see
+    :func:`_geometry`), or None (also when it passes the tensor's end: the piecewise path raises the error)."""
+    if t.dtype.packed:
+        return None
+    g = _geometry(layout, axes, rows, cols, rsizes, csizes, transpose)
+    if g is None or g[2] >= t.count:
+        return None
+    shape, strides = _squeeze(g[0], g[1])
+    return _view(t.arena.raw, t.byte_offset, t.dtype.numpy, shape, strides)
+
+
+def _copy_geometry(a_layout, a_count, b_layout, b_count, rows, cols):
+    """For a copy of the region between two layouts: ``(shape, a strides, b strides, item, b's largest offset)``
+    (folded), or None. ``a_count``: a's elements (its largest offset must stay below); ``b_count`` None: b is
+    checked by the caller (GM, per call)."""
+    aa, ab = a_layout.linear_axes(), b_layout.linear_axes()
+    if aa is None or ab is None:
+        return None
+    rs, cs = split_sizes(aa[0][0], ab[0][0]), split_sizes(aa[1][0], ab[1][0])
+    if rs is None or cs is None:
+        return None
+    ga = _geometry(a_layout, aa, rows, cols, rs, cs)
+    gb = _geometry(b_layout, ab, rows, cols, rs, cs)
+    if ga is None or gb is None or ga[2] >= a_count or (b_count is not None and gb[2] >= b_count):
+        return None
+    shape, sa, sb = _squeeze(ga[0], ga[1], gb[1])
+    return (*_fold(shape, sa, sb), gb[2])
+
+
+def _gm_copy_plan(local, layout_local, gm, layout_gm, rows, cols):
+    """(local view, GM view shape, GM view byte strides, GM view dtype, largest GM element offset) of a copy
+    between a region of a local tensor and the same region of a GM tensor, or None."""
+    if local.dtype.numpy != gm.dtype.numpy or gm.dtype.packed or local.dtype.packed:
+        return None
+    g = _copy_geometry(layout_local, local.count, layout_gm, None, rows, cols)
+    if g is None:
+        return None
+    shape, sl, sg, item, top = g
+    lv = _view(local.arena.raw, local.byte_offset, local.dtype.numpy, shape, sl, item)
+    isz = gm.dtype.numpy.itemsize
+    return lv, shape, tuple(st * isz for st in sg), lv.dtype, top
+
+
+def gm_local_copy(local: LocalTensor, layout_local, gm: GlobalTensor, layout_gm, rows: int, cols: int, *,
+                  to_gm: bool) -> bool:
+    """``local_write(local, .., gm_read(gm, ..))`` (``to_gm=False``) or ``gm_write(gm, .., local_read(local, ..))``
+    (``to_gm=True``) of the region ``[0:rows, 0:cols]`` as one ``np.copyto`` between a cached view of the local
+    tensor and a view of GM checked against the end of its buffer; False (nothing done) when the regions are
+    not single views, the GM region passes the buffer's end or GM is read-only for a store: the caller then
+    takes the piecewise path, which raises the errors."""
+    cache = _cache_of(local)
+    if (cache is None or not (isinstance(layout_local, MatrixLayout) and isinstance(layout_gm, MatrixLayout))
+            or (to_gm and gm.buffer.read_only)):
+        return False
+    key = ("gm", local.arena.id, local.byte_offset, local.count, local.dtype.name, layout_local.__class__,
+           layout_local._geom, layout_local.rows, layout_local.cols, layout_gm.__class__, layout_gm._geom,
+           layout_gm.rows, layout_gm.cols, gm.dtype.name, rows, cols)
+    plan = cache.get(key, _MISSING)
+    if plan is _MISSING:
+        plan = cache[key] = _gm_copy_plan(local, layout_local, gm, layout_gm, rows, cols)
+    if plan is None:
+        return False
+    lv, shape, strides, dtype, top = plan
+    if top >= gm.size:
+        return False
+    gv = np.ndarray(shape, dtype, buffer=gm.buffer.raw, offset=gm.byte_offset, strides=strides)
+    if to_gm:
+        np.copyto(gv, lv)
+    else:
+        np.copyto(lv, gv)
+    return True
 
 
 def _cache_of(t: LocalTensor):
@@ -105,17 +197,15 @@ def _cache_of(t: LocalTensor):
 
 
 def _copy_views(dst, layout_dst, src, layout_src, rows, cols):
-    if dst.dtype.numpy != src.dtype.numpy:
+    if dst.dtype.numpy != src.dtype.numpy or dst.dtype.packed or src.dtype.packed:
         return None
-    ad, as_ = layout_dst.linear_axes(), layout_src.linear_axes()
-    if ad is None or as_ is None:
+    g = _copy_geometry(layout_dst, dst.count, layout_src, src.count, rows, cols)
+    if g is None:
         return None
-    rs, cs = split_sizes(ad[0][0], as_[0][0]), split_sizes(ad[1][0], as_[1][0])
-    if rs is None or cs is None:
-        return None
-    dv = _local_view(dst, layout_dst, ad, rows, cols, rs, cs)
-    sv = _local_view(src, layout_src, as_, rows, cols, rs, cs)
-    return None if dv is None or sv is None else (dv, sv)
+    shape, sd, ss, item, _ = g
+    npd = dst.dtype.numpy
+    return (_view(dst.arena.raw, dst.byte_offset, npd, shape, sd, item),
+            _view(src.arena.raw, src.byte_offset, npd, shape, ss, item))
 
 
 def local_copy(dst: LocalTensor, layout_dst, src: LocalTensor, layout_src, rows: int, cols: int) -> bool:
@@ -125,18 +215,18 @@ def local_copy(dst: LocalTensor, layout_dst, src: LocalTensor, layout_src, rows:
     cache = _cache_of(dst)
     if cache is None or src.arena.ctx is not dst.arena.ctx:
         return False
-    # Layouts by identity (a layout's hash is Python code): the entry keeps both layout objects alive, so their
-    # ids cannot be reused by other objects while it exists.
-    key = (dst.arena.id, dst.byte_offset, dst.count, dst.dtype.name, id(layout_dst),
-           src.arena.id, src.byte_offset, src.count, src.dtype.name, id(layout_src), rows, cols)
-    entry = cache.get(key)
-    if entry is None:
-        views = _copy_views(dst, layout_dst, src, layout_src, rows, cols)
-        entry = cache[key] = (*(views or (None, None)), layout_dst, layout_src)
-    dv = entry[0]
-    if dv is None:
+    if not (isinstance(layout_dst, MatrixLayout) and isinstance(layout_src, MatrixLayout)):
         return False
-    np.copyto(dv, entry[1])
+    # Layouts by value, as plain tuples (a layout's own hash is Python code): class, geometry, logical shape.
+    key = (dst.arena.id, dst.byte_offset, dst.count, dst.dtype.name, layout_dst.__class__, layout_dst._geom,
+           layout_dst.rows, layout_dst.cols, src.arena.id, src.byte_offset, src.count, src.dtype.name,
+           layout_src.__class__, layout_src._geom, layout_src.rows, layout_src.cols, rows, cols)
+    views = cache.get(key, _MISSING)
+    if views is _MISSING:
+        views = cache[key] = _copy_views(dst, layout_dst, src, layout_src, rows, cols)
+    if views is None:
+        return False
+    np.copyto(views[0], views[1])
     return True
 
 
