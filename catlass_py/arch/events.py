@@ -226,7 +226,7 @@ def _fast_init(cls) -> None:
     cls.__init__ = init
 
 
-for _cls in (Event, InstructionEvent, SetFlagEvent, WaitFlagEvent, PipeBarrierEvent, CrossCoreSetEvent,
+for _cls in (MemAccess, Event, InstructionEvent, SetFlagEvent, WaitFlagEvent, PipeBarrierEvent, CrossCoreSetEvent,
              CrossCoreWaitEvent, CoreStartEvent, CoreEndEvent):
     _fast_init(_cls)
 

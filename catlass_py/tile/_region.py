@@ -124,10 +124,27 @@ def _local_view(t: LocalTensor, layout, axes, rows: int, cols: int, rsizes, csiz
     return _view(t.arena.raw, t.byte_offset, t.dtype.numpy, shape, strides)
 
 
+_GEOMETRY: dict = {}  # pure functions of layouts and regions, shared by every core (each builds its own views)
+
+
+def _layout_key(layout) -> tuple:
+    return (layout.__class__, layout._geom, layout.rows, layout.cols)
+
+
 def _copy_geometry(a_layout, a_count, b_layout, b_count, rows, cols):
     """For a copy of the region between two layouts: ``(shape, a strides, b strides, item, b's largest offset)``
     (folded), or None. ``a_count``: a's elements (its largest offset must stay below); ``b_count`` None: b is
-    checked by the caller (GM, per call)."""
+    checked by the caller (GM, per call). Memoised for all cores."""
+    key = ("copy", *_layout_key(a_layout), a_count, *_layout_key(b_layout), b_count, rows, cols)
+    hit = _GEOMETRY.get(key, _MISSING)
+    if hit is _MISSING:
+        if len(_GEOMETRY) >= _TILE_CACHE_LIMIT:
+            _GEOMETRY.clear()
+        hit = _GEOMETRY[key] = _copy_geometry_of(a_layout, a_count, b_layout, b_count, rows, cols)
+    return hit
+
+
+def _copy_geometry_of(a_layout, a_count, b_layout, b_count, rows, cols):
     aa, ab = a_layout.linear_axes(), b_layout.linear_axes()
     if aa is None or ab is None:
         return None
@@ -234,13 +251,25 @@ def operand_view(t: LocalTensor, layout, rows: int, cols: int, *, transpose: boo
     """The region ``[0:rows, 0:cols]`` of ``t`` as one strided view cut at the layout's own fractal sides (a
     C-contiguous ``(rows, cols)`` array - ``(cols, rows)`` with ``transpose`` - reshapes to its shape); None
     when the region is not one view. Not cached: callers cache what they build from it."""
-    axes = layout.linear_axes()
-    if axes is None:
+    if t.dtype.packed or not isinstance(layout, MatrixLayout):
         return None
-    rs, cs = split_sizes(axes[0][0]), split_sizes(axes[1][0])
-    if rs is None or cs is None:
-        return None
-    return _local_view(t, layout, axes, rows, cols, rs, cs, transpose)
+    key = ("operand", *_layout_key(layout), rows, cols, transpose)
+    g = _GEOMETRY.get(key, _MISSING)
+    if g is _MISSING:
+        g = None
+        axes = layout.linear_axes()
+        if axes is not None:
+            rs, cs = split_sizes(axes[0][0]), split_sizes(axes[1][0])
+            if rs is not None and cs is not None:
+                g = _geometry(layout, axes, rows, cols, rs, cs, transpose)
+                if g is not None:
+                    g = (*_squeeze(g[0], g[1]), g[2])
+        if len(_GEOMETRY) >= _TILE_CACHE_LIMIT:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = g
+    if g is None or g[2] >= t.count:
+        return None  # not one view, or past the tensor's end (the piecewise path raises the error)
+    return _view(t.arena.raw, t.byte_offset, t.dtype.numpy, g[0], g[1])
 
 
 def column_inner(layout) -> bool:
@@ -351,12 +380,22 @@ def region_access(t, layout, rows: int, cols: int | None = None) -> tuple:
 
     The records are immutable and cached by (memory, byte offset, element width, element runs): kernels move
     the same tiles through the same buffer slots again and again."""
+    memory = _memory_id(t)
+    cls = layout.__class__
+    if memory is not None and (cls is VectorLayout or isinstance(layout, MatrixLayout)):
+        # The records by what determines them (memory, offset, width, layout value, region): a hit skips the
+        # footprint. The layout's logical shape is in the key, so a hit passed footprint's region check too.
+        fast_key = (memory, t.byte_offset, t.dtype.bits, cls, layout._key(), rows, cols)
+        hit = _ACCESS_CACHE.get(fast_key)
+        if hit is not None:
+            return hit
+    else:
+        fast_key = None
     footprint = getattr(layout, "footprint", None)
     if footprint is None:
         raise ConfigError(f"{type(layout).__name__} has no footprint(): the bytes an instruction touches through "
                           "it cannot be derived for the pipe model")
     runs = footprint(rows) if isinstance(layout, VectorLayout) else footprint(rows, cols)
-    memory = _memory_id(t)
     if memory is None:
         return tuple(t.access(*run) for run in runs)
     key = (memory, t.byte_offset, t.dtype.bits, runs)
@@ -365,6 +404,8 @@ def region_access(t, layout, rows: int, cols: int | None = None) -> tuple:
         if len(_ACCESS_CACHE) >= _ACCESS_CACHE_LIMIT:
             _ACCESS_CACHE.clear()
         accesses = _ACCESS_CACHE[key] = tuple(t.access(*run) for run in runs)
+    if fast_key is not None:
+        _ACCESS_CACHE[fast_key] = accesses
     return accesses
 
 
