@@ -318,6 +318,20 @@ def _bounds_message(layout, top: int, have: int, verb: str) -> str:
             f"(needs at least {top + 1})")
 
 
+def local_check_once(t: LocalTensor, layout, rows: int, cols: int, what: str, *, write: bool = False) -> None:
+    """:func:`local_check`, proved once per (buffer slot, layout value, region) on a core: later calls with the
+    same geometry skip it (it depends on nothing else)."""
+    cache = _cache_of(t)
+    if cache is None or not isinstance(layout, MatrixLayout):
+        local_check(t, layout, rows, cols, what, write=write)
+        return
+    key = ("checked", t.arena.id, t.byte_offset, t.count, t.dtype.name, layout.__class__, layout._geom, layout.rows,
+           layout.cols, rows, cols)
+    if key not in cache:
+        local_check(t, layout, rows, cols, what, write=write)  # raises; nothing is recorded then
+        cache[key] = True
+
+
 def gm_check(gm: GlobalTensor, layout, rows: int, cols, what: str, *, write: bool = False) -> None:
     """The checks of :func:`gm_read` (``write=False``) or :func:`gm_write` of a ``rows x cols`` region, without
     reading or writing a byte: raises the same :class:`OutOfBoundsError`."""

@@ -19,11 +19,13 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import element_accumulator, l0a_layout, l0b_layout
 from catlass_py.layout import L0C
+from catlass_py.layout.base import MatrixLayout
 from catlass_py.tile._region import (
     _MISSING,
     _cache_of,
     local_accumulate,
     local_check,
+    local_check_once,
     local_read,
     local_write,
     column_inner,
@@ -66,7 +68,7 @@ class TileMmad:
 
     def __call__(self, l0c: LocalTensor, l0a: LocalTensor, l0b: LocalTensor, m: int, n: int, k: int,
                  init_c: bool = True, unit_flag: int = 0, *, bias: LocalTensor | None = None,
-                 valid_m: int | None = None) -> None:
+                 valid_m: int | None = None, data: bool = True) -> None:
         """Issue one Mmad. With ``bias`` (a BT tensor of n accumulator-typed values) C starts from the bias
         row broadcast instead of zero (CATLASS's bias overload).
 
@@ -74,15 +76,21 @@ class TileMmad:
         back (the block stores that many; the rest are padding up to the 16-row fractal). The instruction, its
         event and its checks are those of the whole m x n x k Mmad; the data work of an exact integer product
         may then stop at those rows (at most 16, else the next multiple of 16), leaving the padding rows of L0C
-        stale."""
+        stale. ``data=False`` (a simulator switch, see ``BlockMmadInstance.mmad_l1_tile``): the instruction, its
+        event and its checks, without the data work."""
         limit = self.arch.mmad_max_mnk
         if not (0 <= m <= limit and 0 <= n <= limit and 0 <= k <= limit):
             raise ConfigError(f"TileMmad: m, n, k must be in 0..{limit}, got m={m}, n={n}, k={k}")
         if m == 0 or n == 0:
             return
         layout_a, layout_b, layout_c = self._layouts(m, n, k)
-        if l0c.computes:
+        if data and l0c.computes:
             self._compute(l0c, l0a, l0b, m, n, k, init_c, bias, layout_a, layout_b, layout_c, valid_m)
+        elif not data and bias is None:  # the block computes the product itself: the same checks, proved once
+            if k:
+                local_check_once(l0a, layout_a, m, k, "TileMmad (A)")
+                local_check_once(l0b, layout_b, k, n, "TileMmad (B)")
+            local_check_once(l0c, layout_c, m, n, "TileMmad (C)", write=True)
         else:  # timing-only: the same checks, no bytes
             self._check_only(l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, bias)
         ctx = l0c.ctx
@@ -145,6 +153,40 @@ class TileMmad:
             plan = cache[key] = self._fast_plan(l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, rows)
         if plan is None:
             return False
+        self._run(plan, init_c)
+        return True
+
+    def l1_product(self, l0c: LocalTensor, l1a: LocalTensor, layout_l1a, l1b: LocalTensor, layout_l1b, m: int,
+                   n: int, k: int, valid_m: int | None = None):
+        """A plan computing, in one product, what the Mmads of one L1 tile leave in the m x n accumulator at
+        ``l0c``: ``C[0:m, 0:n] (+)= A[0:m, 0:k] @ B[0:k, 0:n]`` with A and B read straight from their L1 tiles
+        (``layout_l1a``, ``layout_l1b``), for a block that issues the tile's L1 -> L0 loads and Mmads with
+        ``data=False`` (same instructions, events and checks) and runs the plan after them (:meth:`run_plan`).
+        Exact integer products only: any grouping of K gives the same int32 sums (float32 partial sums stay
+        exact up to K = 1024, float64 beyond). None when the regions are not single views in bounds."""
+        if self.element_acc.kind != "int" or not k or not m or not n:
+            return None
+        cache = _cache_of(l0c)
+        if cache is None:
+            return None
+        rows = m
+        if valid_m is not None and 0 <= valid_m < m:
+            rows = max(1, valid_m) if valid_m <= 16 else min(m, -(-valid_m // 16) * 16)
+        key = ("l1 product", id(self), l0c.arena.id, l0c.byte_offset, l0c.count, l1a.arena.id, l1a.byte_offset,
+               l1a.count, layout_l1a.__class__, layout_l1a._key(), l1b.arena.id, l1b.byte_offset, l1b.count,
+               layout_l1b.__class__, layout_l1b._key(), m, n, k, rows)
+        plan = cache.get(key, _MISSING)
+        if plan is _MISSING:
+            layout_c = self._layouts(m, n, k)[2]
+            plan = cache[key] = self._fast_plan(l0c, l1a, l1b, m, n, k, layout_l1a, layout_l1b, layout_c, rows)
+        return plan
+
+    def run_plan(self, plan, init_c: bool) -> None:
+        """Run a plan of :meth:`l1_product`: the accumulator starts from the product (``init_c``) or adds it."""
+        self._run(plan, init_c)
+
+    @staticmethod
+    def _run(plan, init_c: bool) -> None:
         av, bv, cv, a2, b2, c2, a_in, b_in, c_out, i_out = plan
         np.copyto(a_in, av, casting="unsafe")
         np.copyto(b_in, bv, casting="unsafe")
@@ -156,14 +198,14 @@ class TileMmad:
         else:  # C += A @ B in int32, wrapping modulo 2**32 like the cube's accumulator
             np.copyto(i_out, c_out, casting="unsafe")
             np.add(cv, i_out, out=cv)
-        return True
 
     def _fast_plan(self, l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, rows):
         """Views of the first ``rows`` rows of A and C (the whole m x k and k x n regions are proved in bounds
         first) and of B, and the scratch operands; None when any is not a single view."""
         if (l0a.arena.ctx is not l0c.arena.ctx or l0b.arena.ctx is not l0c.arena.ctx
                 or l0a.dtype is not self.element_a or l0b.dtype is not self.element_b
-                or l0c.dtype is not self.element_acc):
+                or l0c.dtype is not self.element_acc or not isinstance(layout_a, MatrixLayout)
+                or not isinstance(layout_b, MatrixLayout)):
             return None
         acc_int = self.element_acc.kind == "int"
         # An exact integer product may read B transposed (any summation order gives the same integers): from a
