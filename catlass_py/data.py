@@ -65,6 +65,8 @@ __all__ = [
     "cache_dir",
     "cache_max_bytes",
     "cached_inputs",
+    "shape_only_active",
+    "shape_only_fills",
 ]
 
 #: glibc ``RAND_MAX`` (2^31 - 1); ``rand()`` returns values in ``[0, RAND_MAX]``.
@@ -526,6 +528,12 @@ def shape_only_fills():
         yield
     finally:
         _SHAPE_ONLY.reset(token)
+
+
+def shape_only_active() -> bool:
+    """True inside :func:`shape_only_fills`: input generators that do not draw through :func:`fill_random` (the
+    attention examples' numpy streams) return shape-only operands too."""
+    return _SHAPE_ONLY.get()
 
 
 def _fill(rng: GlibcRand, n: int, dtype, mapper) -> np.ndarray:

@@ -513,3 +513,61 @@ def transpose_quant_batch_matmul(x1: np.ndarray, x2: np.ndarray, x1_scale: np.nd
 
 
 __all__.append("transpose_quant_batch_matmul")
+
+
+# --------------------------------------------------------------------------------------------------
+# Memory the goldens need (the examples' memory budget)
+
+
+def _float_dot_bytes(m: int, n: int, k: int) -> int:
+    # matmul(): float64 copies of both operands, the float64 product and its float32 rounding
+    return 8 * (m * k + k * n + m * n) + 4 * m * n
+
+
+def _int8_dot_bytes(m: int, n: int, k: int) -> int:
+    # _int8_dot_*: float32 A, one float32 chunk of B, the chunk product, and (K > one chunk) the int32 part and
+    # accumulator with the final float32 conversion
+    chunked = 3 * 4 * m * n if k > _K_CHUNK else 0
+    return 4 * m * k + 4 * min(k, _K_CHUNK) * n + 4 * m * n + chunked
+
+
+def _dot_bytes(m: int, n: int, k: int, int8: bool) -> int:
+    return _int8_dot_bytes(m, n, k) if int8 else _float_dot_bytes(m, n, k)
+
+
+def peak_bytes(name: str, *, m: int, n: int, k: int, batch: int = 1, groups: int = 1, int8: bool = False) -> int:
+    """Bytes the golden ``name`` (a function of this module) allocates at most for ``[m, k] x [k, n]`` problems
+    (``batch`` of them, or ``groups`` groups; ``int8`` operands take the exact integer path): its result and
+    the temporaries alive with it, an estimate from the code above (numpy's own scratch not counted). Used by
+    the examples to check their memory budget before generating anything."""
+    m, n, k, batch, groups = (int(v) for v in (m, n, k, batch, groups))
+    mn = 4 * m * n  # one float32 / int32 [m, n]
+    if name in ("matmul", "matmul_int32"):
+        return _dot_bytes(m, n, k, int8 or name == "matmul_int32")
+    if name == "matmul_relu":
+        return _dot_bytes(m, n, k, int8) + mn
+    if name == "matmul_add":
+        return _float_dot_bytes(m, n, k) + 2 * mn
+    if name in ("matmul_gelu", "matmul_silu"):
+        return _float_dot_bytes(m, n, k) + 4 * mn
+    if name == "matmul_bias":
+        return _dot_bytes(m, n, k, int8) + 4 * mn
+    if name == "quant_matmul":
+        return _int8_dot_bytes(m, n, k) + mn
+    if name == "batched_matmul":
+        return batch * mn + _dot_bytes(m, n, k, int8)
+    if name == "grouped_matmul_slice_m":
+        return mn + _dot_bytes(m, n, k, int8)
+    if name == "grouped_matmul_slice_k":
+        return groups * mn + _dot_bytes(m, n, k, int8)
+    if name == "grouped_matmul_slice_m_per_token_dequant":
+        return mn + _int8_dot_bytes(m, n, k)
+    if name == "grouped_matmul_slice_k_per_token_dequant":
+        return groups * mn + _int8_dot_bytes(m, n, k) + mn
+    if name == "transpose_quant_batch_matmul":
+        # per batch: A and W in float32 with their repeated scales, the float32 product; the scales in float32
+        return 2 * batch * m * n + 8 * (m * k + k * n) + mn + 4 * batch * (m + n) * (k // 32)
+    raise ArgumentError(f"name: expected a golden of this module, got {name!r}")
+
+
+__all__.append("peak_bytes")

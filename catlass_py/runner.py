@@ -1,8 +1,10 @@
-"""What runnable examples share: the result record, CATLASS-style argument parsing, a progress observer, and the
-host-side steps of ``run()`` around the launch (:func:`to_device`, :class:`ExampleRun`).
+"""What runnable examples share: the result record, CATLASS-style argument parsing (:func:`parse_positional`,
+:func:`parse_int`: ASCII digits, ``uint32`` values), a progress observer, and the host-side steps of ``run()``
+around the launch (:func:`to_device`, :class:`ExampleRun` with its memory budget).
 
 An example script - a shipped one (``examples/NN_name.py``, importable as ``catlass_py.examples.NN_name``) or a
-user's file that ``catlass-py run path/to/file.py`` loads (:func:`catlass_py.cli.load_script`) - defines:
+user's file that ``catlass-py run path/to/file.py`` loads (:func:`load_script`, from :mod:`catlass_py.scripts`) -
+defines:
 
 * ``NAME``: its name (a user file defaults to the file's stem);
 * ``USAGE``: the positional arguments, as CATLASS's usage line (e.g. ``"problem_count m n k [device_id]"``);
@@ -19,33 +21,33 @@ The shipped examples build their kernels with :mod:`catlass_py.assemblies`. With
 ``options=LaunchParams(numerics=False)`` (``catlass-py run --predict-only``) an example runs timing-only:
 :meth:`ExampleRun.inputs` gives shape-only operands (the group list stays real), the output is shape-only and
 nothing is compared (:attr:`ExampleResult.numerics` is False).
-
-:func:`load_script` is the one loader of example scripts (shipped ones by name, a user's by path).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
-import importlib
-import importlib.util
 import inspect
-import pathlib
-import pkgutil
-import sys
+import re
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
+from catlass_py import JSON_SCHEMA_VERSION
 from catlass_py.analysis.schedule import output_digest
 from catlass_py.analysis.workload import WorkloadRecorder
+from catlass_py.arch.budget import Footprint, array_bytes, check_footprint, core_buffer_bytes, workspace_size
 from catlass_py.arch.events import MarkerEvent, Observer
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.arch.pipes import CoreType
 from catlass_py.data import cached_inputs, shape_only_fills
 from catlass_py.errors import ArgumentError, ConfigError, SettingError
+from catlass_py.integers import is_int
+from catlass_py.scripts import EXAMPLES_PACKAGE, example_names, load_script  # noqa: F401 - re-exported
 from catlass_py.virtual import virtual_array
 
 
@@ -70,11 +72,23 @@ class ExampleResult:
     analysis: dict[str, Any] = field(default_factory=dict)
     """What the analyses found (filled by the CLI): 'cost' (predicted time, utilisation), 'races',
     'interleavings', 'trace'."""
-    launch_result: Any = field(default=None, repr=False, compare=False)
-    """The :class:`~catlass_py.arch.LaunchResult` of the run (not part of the JSON)."""
+    memory_estimate: int | None = None
+    """The bytes the run computed it would allocate before allocating anything (:meth:`ExampleRun.reserve`:
+    host inputs, GM buffers, workspace, core buffers, golden), or None for a script that does not say."""
+    reference: str = "golden"
+    """What the output was compared with, e.g. ``"fp32 golden"`` (``max_abs_error`` is against it)."""
+    output_dtype: str = ""
+    """The output's element type, e.g. ``"bf16"``: a ``bit_exact`` detail compares with ``<output_dtype>(golden)``,
+    the golden rounded to the output type."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Wall seconds per phase: ``host_inputs`` (generated or loaded), ``launch`` (= ``seconds``), ``golden``
+    (the reference and the compare) and, filled by the CLI, ``load`` (importing the library and the example
+    script) and ``wall`` (the whole command)."""
     numerics: bool = True
     """False for a timing-only run (``LaunchParams(numerics=False)``): nothing was computed or compared
     (``passed`` is True, ``max_abs_error`` None, no output digest); the analyses (cost) are what it is for."""
+    launch_result: Any = field(default=None, repr=False, compare=False)
+    """The :class:`~catlass_py.arch.LaunchResult` of the run (not part of the JSON)."""
 
     @property
     def verdict(self) -> str:
@@ -84,43 +98,67 @@ class ExampleResult:
             return "Predicted only (timing-only run: nothing computed or compared)."
         return "Compare success." if self.passed else f"Compare failed. Error count: {self.error_count}"
 
-    def to_json(self) -> dict:
-        """The record as a JSON-ready dict (what ``catlass-py run --json`` prints)."""
+    def to_json(self) -> dict[str, Any]:
+        """The record as a JSON-ready dict (what ``catlass-py run --json`` prints), with ``schema_version``
+        (:data:`catlass_py.JSON_SCHEMA_VERSION`) first."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "launch_result"}
-        d = copy.deepcopy(d)
+        d = {"schema_version": JSON_SCHEMA_VERSION, **copy.deepcopy(d)}
         d["verdict"] = self.verdict
         return d
 
 
+#: the largest value of CATLASS's ``uint32_t`` example arguments
+UINT32_MAX = (1 << 32) - 1
+_DECIMAL = re.compile(r"[0-9]+")
+
+
+def parse_int(label: str, text, *, low: int = 0, high: int = UINT32_MAX, hint: str = "") -> int:
+    """``text`` as an int in ``[low, high]``: a decimal string of ASCII digits (after an optional ``-`` when
+    ``low < 0``; no sign, space, underscore or other script's digits), or an int / numpy integer. Anything else
+    is an :class:`ArgumentError` naming ``label`` (and ``hint``)."""
+    if is_int(text):
+        value = int(text)
+    elif isinstance(text, str) and _DECIMAL.fullmatch(text[1:] if low < 0 and text[:1] == "-" else text):
+        value = int(text)
+    else:
+        raise ArgumentError(f"{label}: expected a decimal integer (ASCII digits), got {text!r}{hint}")
+    if not low <= value <= high:
+        raise ArgumentError(f"{label}: expected an integer in [{low}, {high}], got {value}{hint}")
+    return value
+
+
 def parse_positional(name: str, usage: str, argv: list[str]) -> list[int]:
     """CATLASS's option parsing: the required positional ints of ``usage`` (optional ones in brackets, e.g.
-    ``[device_id]``), read with ``atoi`` semantics except that garbage is an error here."""
+    ``[device_id]``), each a ``uint32_t`` as in the C++ (:func:`parse_int`: ASCII digits, or ints); garbage, a
+    sign or a value past 4294967295 is an error here where ``atoi`` would read or wrap it."""
     words = usage.split()
     required = [w for w in words if not w.startswith("[")]
-    if not len(required) <= len(argv) <= len(words):
+    if isinstance(argv, (str, bytes)) or not len(required) <= len(argv) <= len(words):
         raise ArgumentError(f"usage: {name} {usage}")
-    out = []
-    for label, text in zip(words, argv):
-        try:
-            out.append(int(text, 10))
-        except ValueError:
-            raise ArgumentError(f"{label.strip('[]')}: expected an integer, got {text!r} (usage: {name} {usage})") from None
-    return out
+    return [parse_int(label.strip("[]"), text, hint=f" (usage: {name} {usage})") for label, text in zip(words, argv)]
 
 
 class BlockProgress(Observer):
-    """Progress hook of a run: the example calls ``set_total(blocks)`` before launching; every output block a
-    cube core starts (``ctx.mark('block')``) then calls ``advance(1)``."""
+    """Progress hook of a run: :class:`ExampleRun` calls ``phase(name)`` as a run moves on (``"host inputs"``,
+    ``"launch"``, ``"golden"``), ``set_total(blocks)`` before launching; every output block a cube core starts
+    (``ctx.mark('block')``) then calls ``advance(1)``."""
 
     interests = frozenset({"marker"})
 
-    def __init__(self, advance, set_total=None):
+    def __init__(self, advance: Callable[[int], object], set_total: Callable[[int], object] | None = None,
+                 set_phase: Callable[[str], object] | None = None):
         self.advance = advance
         self._set_total = set_total
+        self._set_phase = set_phase
 
     def set_total(self, total: int) -> None:
         if self._set_total is not None:
             self._set_total(total)
+
+    def phase(self, name: str) -> None:
+        """The run entered phase ``name``."""
+        if self._set_phase is not None:
+            self._set_phase(name)
 
     def on_event(self, e) -> None:
         if isinstance(e, MarkerEvent) and e.kind == "block" and e.core.type is CoreType.AIC:
@@ -136,26 +174,46 @@ def to_device(name: str, host: np.ndarray, *, read_only: bool = True, dtype=None
 
 class ExampleRun:
     """The part of an example's ``run()`` around its launch: the cores to use (``cores``, default every AI core
-    of ``arch``, as ``aclrtGetDeviceInfo``), the host inputs (:meth:`inputs`, through the on-disk input cache),
-    the launch's observers (a workload recorder, the caller's ``observers`` and ``progress``), its wall time,
-    and the :class:`ExampleResult` with CATLASS's verdict.
+    of ``arch``, as ``aclrtGetDeviceInfo``; checked), the memory budget (:meth:`reserve`, before anything is
+    allocated), the host inputs (:meth:`inputs`, through the on-disk input cache), the launch's observers (a
+    workload recorder, the caller's ``observers`` and ``progress``), its wall time, and the
+    :class:`ExampleResult` with CATLASS's verdict.
 
     ::
 
-        ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress)
+        ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
+        ex.reserve(kernel, inputs={"a": ((m, k), "float16"), ...}, gm={"c": ((m, n), "float16")},
+                   golden=golden.peak_bytes("matmul", m=m, n=n, k=k))
         a, b = ex.inputs(make_inputs, m, n, k)      # host data, through the input cache
-        with ex.timing():
+        with ex.timing():                           # the launch
             out = op(..., core_num=ex.core_num, observers=ex.observers(total_blocks))
-        return ex.result(out, golden.compare_data(out, expect, k), shape=..., details=...)
+        with ex.phase("golden"):
+            expect = golden.matmul(a, b)
+            compare = golden.compare_data(out, expect, k)
+        return ex.result(out, compare, golden=expect, shape=..., details=...)
+
+    Each phase (``host inputs``, ``launch``, ``golden``) is timed (:attr:`ExampleResult.timings`) and announced
+    to the progress hook.
+
+    A timing-only run (``options=LaunchParams(numerics=False)``) draws shape-only inputs (:meth:`inputs`), makes
+    shape-only outputs (:meth:`zeros`), computes no golden (``numerics`` is False: the example skips it) and
+    passes ``compare=None`` to :meth:`result`. ``config`` holds keywords for the example's assembly
+    (:meth:`assemble`, ``catlass-py run --set``).
     """
 
     def __init__(self, example: str, arch, cores: int | None = None, *, observers=(), progress=None, options=None,
                  config=None):
         self.example = example
-        self.core_num = arch.core_num if cores is None else cores
+        self.arch = arch
+        if cores is not None and (not is_int(cores) or not 1 <= cores <= arch.core_num):
+            raise ArgumentError(f"cores: expected an int in 1..{arch.core_num} ({arch.name} AI cores), got {cores!r}")
+        self.core_num = arch.core_num if cores is None else int(cores)
         self.recorder = WorkloadRecorder()
         self.seconds = 0.0
+        self.timings: dict[str, float] = {}
         self.inputs_cached = False
+        self.memory_limit = getattr(options, "memory_limit", None)
+        self.footprint: Footprint | None = None
         self._observers = tuple(observers)
         self._progress = progress
         #: False for a timing-only run (``options=LaunchParams(numerics=False)``)
@@ -163,15 +221,52 @@ class ExampleRun:
         #: keywords for the example's assembly (:meth:`assemble`), e.g. from ``catlass-py run --set``
         self.config = dict(config or {})
 
+    def reserve(self, kernel, *, inputs: dict, gm: dict | None = None, golden: int = 0, arguments=None,
+                workspace: int = 0) -> Footprint:
+        """Check what the run will allocate against the memory budget before it allocates anything
+        (:mod:`catlass_py.arch.budget`; ``options.memory_limit``, else ``CATLASS_PY_MEMORY_LIMIT`` or the
+        default): the host ``inputs`` it generates and the ``gm`` buffers it makes (outputs, copies stored in
+        another layout), each a dict of name -> (shape, dtype); the ``golden``'s bytes
+        (:func:`catlass_py.golden.peak_bytes`); the on-chip buffers of ``core_num`` cores of ``kernel``'s core
+        types; and ``kernel``'s workspace, asked with ``arguments(gm)`` over placeholder tensors of those names
+        (a name in ``gm`` stands for its GM copy) when ``arguments`` is given, or ``workspace`` bytes the host
+        computes itself (the attention kernels' tilings size their workspaces). A
+        :class:`~catlass_py.errors.CapacityError` names the example, the figure and the budget; the figure is
+        the result's ``memory_estimate``.
+
+        A timing-only run allocates none of it (shape-only inputs and outputs, no golden, a workspace and on-chip
+        buffers that are allocated on first use, which a timing-only core never makes): the footprint is computed
+        (what a full run would allocate, e.g. its workspace) but not checked, and the result's
+        ``memory_estimate`` is 0."""
+        check = check_footprint if self.numerics else (lambda *_: None)
+        gm = gm or {}
+        footprint = Footprint()
+        for name, (shape, dtype) in inputs.items():
+            footprint = footprint.array("inputs", f"input {name}", shape, dtype)
+        for name, (shape, dtype) in gm.items():
+            footprint = footprint.array("gm", name, shape, dtype)
+        footprint = footprint.add("golden", "golden", golden)
+        cores = core_buffer_bytes(self.arch, self.core_num, aic=getattr(kernel, "aic", None) is not None,
+                                  aiv=getattr(kernel, "aiv", None) is not None)
+        footprint = footprint.add("cores", "core buffers", cores).add("workspace", "workspace", workspace)
+        check(footprint, self.example, self.memory_limit)
+        if arguments is not None:
+            sizes = {name: (array_bytes(shape, dtype), dtype) for name, (shape, dtype) in {**inputs, **gm}.items()}
+            footprint = footprint.add("workspace", "workspace", workspace_size(kernel, arguments, sizes))
+            check(footprint, self.example, self.memory_limit)
+        self.footprint = footprint
+        return footprint
+
     def inputs(self, make, *args, **kwargs):
         """``make(*args, **kwargs)``, the example's host inputs, through the on-disk input cache keyed by the
         example's name, ``make`` and the arguments (:func:`catlass_py.data.cached_inputs`); the result
         records whether they came from the cache. A timing-only run calls ``make`` inside
         :func:`catlass_py.data.shape_only_fills` instead (shape-only operands, a real group list; never cached)."""
-        if not self.numerics:
-            with shape_only_fills():
-                return make(*args, **kwargs)
-        value, self.inputs_cached = cached_inputs(self.example, make, *args, **kwargs)
+        with self.phase("host inputs"):
+            if not self.numerics:
+                with shape_only_fills():
+                    return make(*args, **kwargs)
+            value, self.inputs_cached = cached_inputs(self.example, make, *args, **kwargs)
         return value
 
     def zeros(self, shape, dtype) -> np.ndarray:
@@ -210,73 +305,57 @@ class ExampleRun:
         return (self.recorder, *self._observers, *progress)
 
     @contextmanager
-    def timing(self):
-        """Time the launch inside the ``with`` block (``seconds`` of the result)."""
+    def phase(self, name: str) -> Iterator[None]:
+        """Time the ``with`` block as phase ``name`` (``"host inputs"``, ``"launch"``, ``"golden"``; times of a
+        phase entered twice add up) and tell the progress hook."""
+        if self._progress is not None and hasattr(self._progress, "phase"):
+            self._progress.phase(name)
         t0 = time.perf_counter()
-        yield
-        self.seconds = time.perf_counter() - t0
+        try:
+            yield
+        finally:
+            key = name.replace(" ", "_")
+            self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - t0
+            if key == "launch":
+                self.seconds = self.timings[key]
 
-    def result(self, output, compare, *, shape: dict, details: dict, launch_result=None) -> ExampleResult:
+    def timing(self) -> contextlib.AbstractContextManager[None]:
+        """Time the launch inside the ``with`` block (``seconds`` of the result): ``phase("launch")``."""
+        return self.phase("launch")
+
+    def result(self, output, compare, *, shape: dict[str, int], details: dict[str, Any], launch_result=None,
+               golden=None, reference: str | None = None) -> ExampleResult:
         """The example's :class:`ExampleResult`: ``compare`` (a CATLASS golden compare) gives the verdict,
-        ``output`` the digest. A timing-only run passes ``compare=None`` (nothing was compared)."""
+        ``output`` the digest and the output type; ``reference`` names what ``output`` was compared with
+        (default: from ``golden``'s dtype, e.g. ``"fp32 golden"``). A timing-only run passes ``compare=None``
+        (nothing was compared)."""
+        out_dtype = getattr(output, "dtype", None)
         if not self.numerics:
             return ExampleResult(
                 example=self.example, passed=True, error_count=0, max_abs_error=None, seconds=self.seconds,
                 blocks_per_core=self.report.blocks_per_core(), shape=shape, cores=self.core_num, details=details,
                 output_digest=None, inputs_cached=False, launch_result=launch_result, numerics=False,
+                memory_estimate=None if self.footprint is None else 0,
+                reference="nothing (timing-only run)",
+                output_dtype="" if out_dtype is None else short_dtype(out_dtype), timings=dict(self.timings),
             )
+        if reference is None:
+            reference = "golden" if golden is None else f"{short_dtype(np.asarray(golden).dtype)} golden"
         return ExampleResult(
             example=self.example, passed=compare.passed, error_count=compare.error_count,
             max_abs_error=float(compare.max_abs_error), seconds=self.seconds,
             blocks_per_core=self.report.blocks_per_core(), shape=shape, cores=self.core_num, details=details,
             output_digest=output_digest(output), inputs_cached=self.inputs_cached, launch_result=launch_result,
+            memory_estimate=None if self.footprint is None else self.footprint.total,
+            reference=reference, output_dtype="" if out_dtype is None else short_dtype(out_dtype),
+            timings=dict(self.timings),
         )
 
 
-# -- example scripts ------------------------------------------------------------------------------------
-
-EXAMPLES_PACKAGE = "catlass_py.examples"  # the shipped example scripts (examples/ in the repository)
+_SHORT = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}
 
 
-def example_names() -> list[str]:
-    """Names of the shipped examples, sorted."""
-    spec = importlib.util.find_spec(EXAMPLES_PACKAGE)
-    return sorted(m.name for m in pkgutil.iter_modules(spec.submodule_search_locations) if not m.name.startswith("_"))
-
-
-def _load_file(path: pathlib.Path):
-    # As ``python path/to/file.py`` does, the script's directory goes on sys.path (for its sibling modules).
-    folder = str(path.resolve().parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    module_name = f"catlass_py_script_{abs(hash(str(path.resolve()))):x}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[module_name]
-        raise
-    if not callable(getattr(module, "run", None)):
-        raise ArgumentError(f"example: {path} defines no run(argv, *, cores, seed, observers, progress, options) "
-                            "(see catlass_py.runner for what an example script defines)")
-    if not hasattr(module, "NAME"):
-        module.NAME = path.stem
-    return module
-
-
-def load_script(name: str):
-    """The example script ``name``: a path to a user's ``.py`` file (``catlass-py run path/to/my_kernel.py``), or
-    a shipped example by name or unique prefix (such as ``10``)."""
-    path = pathlib.Path(name)
-    if name.endswith(".py") or path.is_file():
-        if not path.is_file():
-            raise ArgumentError(f"example: no such file {name!r}")
-        return _load_file(path)
-    names = example_names()
-    matches = [n for n in names if n == name] or [n for n in names if n.startswith(name)]
-    if len(matches) != 1:
-        hint = f"one of {', '.join(names)}" if not matches else f"ambiguous: {', '.join(matches)}"
-        raise ArgumentError(f"example: expected {hint} (or a path to an example script); got {name!r}")
-    return importlib.import_module(f"{EXAMPLES_PACKAGE}.{matches[0]}")
+def short_dtype(dtype) -> str:
+    """The short name of a numpy dtype as the summary writes it: fp32, fp16, bf16, int32, ..."""
+    name = np.dtype(dtype).name
+    return _SHORT.get(name, name)

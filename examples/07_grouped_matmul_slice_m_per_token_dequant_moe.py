@@ -18,6 +18,7 @@ import numpy as np
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.grouped_matmul_slice_m_per_token_dequant_moe import assemble
+from catlass_py.gemm import GemmCoord
 from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant_moe import (
     grouped_matmul_slice_m_per_token_dequant_moe,
 )
@@ -49,21 +50,30 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
-    a, b, group_list, scale, pts = ex.inputs(inputs, problem_count, m, n, k)
     kernel = ex.assemble(assemble, arch)
+    d_type = kernel.block_epilogue.d_type.element
+    ex.reserve(kernel, inputs={"a": ((m, k), "int8"), "b": ((problem_count, k, n), "int8"),
+                               "group_list": ((problem_count,), "int32"), "scale": ((problem_count, n), "float32"),
+                               "per_token_scale": ((m,), "float32")},
+               gm={"d": ((m, n), d_type)},
+               golden=golden.peak_bytes("grouped_matmul_slice_m_per_token_dequant", groups=problem_count, m=m, n=n,
+                                        k=k),
+               arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), problem_count, gm["group_list"], gm["a"],
+                                                     gm["b"], gm["scale"], gm["per_token_scale"], gm["d"]))
+    a, b, group_list, scale, pts = ex.inputs(inputs, problem_count, m, n, k)
     obs = ex.observers(kernel.total_blocks((m, n, k), group_list))
     with ex.timing():
         d, launch_result = grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, pts, core_num=core_num,
                                                                         seed=seed, observers=obs, kernel=kernel,
                                                                         options=options, return_launch=True)
     rows = int(group_list[-1]) if problem_count else 0
-    if ex.numerics:
-        expect = golden.grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, pts)
-        result = golden.compare_data(d, expect, k, valid=rows * n)
-    else:
-        result = None
+    expect = result = None
+    if ex.numerics:  # a timing-only run computes and compares nothing
+        with ex.phase("golden"):
+            expect = golden.grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, pts)
+            result = golden.compare_data(d, expect, k, valid=rows * n)
     return ex.result(
-        d, result, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
+        d, result, golden=expect, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"rows_written": rows, "total_blocks": kernel.total_blocks((m, n, k), group_list),
                  "workspace_bytes": m * n * 4,
                  **({"bit_exact": bool(np.array_equal(d[:rows], expect[:rows].astype(d.dtype)))}

@@ -19,6 +19,7 @@ import numpy as np
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.splitk_matmul import assemble
+from catlass_py.gemm import GemmCoord
 from catlass_py.ops.splitk_matmul import splitk_matmul
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 
@@ -46,16 +47,24 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
-    a, b = ex.inputs(inputs, m, n, k)
     kernel = ex.assemble(assemble, arch)
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")}, gm={"c": ((m, n), "float16")},
+               golden=golden.peak_bytes("matmul", m=m, n=n, k=k),
+               arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), core_num, kernel.block_mmad.element_c.nbytes(1),
+                                                     gm["a"], gm["b"], gm["c"]))
+    a, b = ex.inputs(inputs, m, n, k)
     obs = ex.observers(kernel.total_blocks((m, n, k), core_num))
     with ex.timing():
         c, launch_result = splitk_matmul(a, b, layout_b="column_major", core_num=core_num, seed=seed, observers=obs,
                                          kernel=kernel, options=options, return_launch=True)
-    result = golden.compare_data(c, golden.matmul(a, b), k) if ex.numerics else None
+    expect = result = None
+    if ex.numerics:  # a timing-only run computes and compares nothing
+        with ex.phase("golden"):
+            expect = golden.matmul(a, b)
+            result = golden.compare_data(c, expect, k)
     factor = kernel.get_splitk_factor(m, n, k, core_num)
     return ex.result(
-        c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
+        c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"splitk_factor": factor, "total_blocks": kernel.total_blocks((m, n, k), core_num),
                  "workspace_bytes": 4 * m * n * factor, "tiles_per_aiv": ex.report.tiles_per_aiv()},
     )

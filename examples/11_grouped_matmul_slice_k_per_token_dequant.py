@@ -19,6 +19,7 @@ import numpy as np
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.grouped_matmul_slice_k_per_token_dequant import assemble
+from catlass_py.gemm import GemmCoord
 from catlass_py.ops.grouped_matmul_slice_k_per_token_dequant import grouped_matmul_slice_k_per_token_dequant
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 
@@ -49,21 +50,29 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
-    a, b, group_list, scale, pts = ex.inputs(inputs, problem_count, m, n, k)
     kernel = ex.assemble(assemble, arch)
+    ex.reserve(kernel, inputs={"a": ((m, k), "int8"), "b": ((k, n), "int8"), "scale": ((problem_count, n), "bfloat16"),
+                               "per_token_scale": ((problem_count, m), "bfloat16"),
+                               "group_list": ((problem_count,), "int64")},
+               gm={"d": ((problem_count, m, n), "bfloat16")},
+               golden=golden.peak_bytes("grouped_matmul_slice_k_per_token_dequant", groups=problem_count, m=m, n=n,
+                                        k=k),
+               arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), problem_count, gm["group_list"], gm["a"],
+                                                     gm["b"], gm["scale"], gm["per_token_scale"], gm["d"]))
+    a, b, group_list, scale, pts = ex.inputs(inputs, problem_count, m, n, k)
     obs = ex.observers(kernel.total_blocks((m, n, k), group_list))
     with ex.timing():
         d, launch_result = grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, pts, core_num=core_num,
                                                                     seed=seed, observers=obs, kernel=kernel,
                                                                     options=options, return_launch=True)
-    if ex.numerics:
-        expect = golden.grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, pts)
-        result = golden.compare_data(d, expect, k, valid=problem_count * m * n)
-    else:
-        result = None
+    expect = result = None
+    if ex.numerics:  # a timing-only run computes and compares nothing
+        with ex.phase("golden"):
+            expect = golden.grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, pts)
+            result = golden.compare_data(d, expect, k, valid=problem_count * m * n)
     sizes = np.diff(np.concatenate([[0], group_list]))
     return ex.result(
-        d, result, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
+        d, result, golden=expect, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"empty_groups": int((sizes == 0).sum()), "k_used": int(group_list[-1]),
                  "total_blocks": kernel.total_blocks((m, n, k), group_list),
                  "workspace_bytes": problem_count * m * n * 4,

@@ -18,6 +18,7 @@ import numpy as np
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.quant_matmul import assemble
+from catlass_py.gemm import GemmCoord
 from catlass_py.ops.quant_matmul import quant_matmul
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 
@@ -46,19 +47,24 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
-    a, b, scale, pts = ex.inputs(inputs, m, n, k)
     kernel = ex.assemble(assemble, arch, swizzle_direction=0 if m > n else 1)
+    ex.reserve(kernel, inputs={"a": ((m, k), "int8"), "b": ((k, n), "int8"), "scale": ((n,), "float16"),
+                               "per_token_scale": ((m,), "float16")},
+               gm={"d": ((m, n), "float16")}, golden=golden.peak_bytes("quant_matmul", m=m, n=n, k=k),
+               arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), core_num, gm["a"], gm["b"], gm["scale"],
+                                                     gm["per_token_scale"], gm["d"]))
+    a, b, scale, pts = ex.inputs(inputs, m, n, k)
     obs = ex.observers(kernel.total_blocks((m, n, k)))
     with ex.timing():
         d, launch_result = quant_matmul(a, b, scale, pts, layout_b="column_major", core_num=core_num, seed=seed,
                                         observers=obs, kernel=kernel, options=options, return_launch=True)
-    if ex.numerics:
-        expect = golden.quant_matmul(a, b, scale, pts)
-        result = golden.compare_data(d, expect, k)
-    else:
-        result = None
+    expect = result = None
+    if ex.numerics:  # a timing-only run computes and compares nothing
+        with ex.phase("golden"):
+            expect = golden.quant_matmul(a, b, scale, pts)
+            result = golden.compare_data(d, expect, k)
     return ex.result(
-        d, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
+        d, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": kernel.total_blocks((m, n, k)),
                  "workspace_bytes": 128 * 256 * core_num * 2 * 4,
                  **({"bit_exact": bool(np.array_equal(d, expect.astype(d.dtype)))} if ex.numerics else {})},

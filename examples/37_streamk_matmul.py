@@ -18,6 +18,7 @@ import numpy as np
 from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.streamk_matmul import assemble
+from catlass_py.gemm import GemmCoord
 from catlass_py.ops.streamk_matmul import streamk_matmul
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 
@@ -44,19 +45,26 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
-    a, b = ex.inputs(inputs, m, n, k)
     kernel = ex.assemble(assemble, arch)
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")}, gm={"c": ((m, n), "float16")},
+               golden=golden.peak_bytes("matmul", m=m, n=n, k=k),
+               arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), core_num, gm["a"], gm["b"], gm["c"]))
+    a, b = ex.inputs(inputs, m, n, k)
     obs = ex.observers(kernel.total_blocks((m, n, k), core_num))
     with ex.timing():
         c, launch_result = streamk_matmul(a, b, core_num=core_num, seed=seed, observers=obs, kernel=kernel,
                                           options=options, return_launch=True)
-    result = golden.compare_data(c, golden.matmul(a, b), k) if ex.numerics else None
+    expect = result = None
+    if ex.numerics:  # a timing-only run computes and compares nothing
+        with ex.phase("golden"):
+            expect = golden.matmul(a, b)
+            result = golden.compare_data(c, expect, k)
     sched = kernel.scheduler((m, n, k), core_num)
     return ex.result(
-        c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
+        c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"normal_blocks": sched.get_normal_block_num(), "streamk_blocks": sched.get_streamk_block_num(),
                  "k_tiles_per_core": sched.k_tile_num_per_core, "k_tile_remain": sched.k_tile_remain,
-                 "workspace_bytes": kernel.get_workspace_size(kernel.Arguments((m, n, k), core_num, None, None, None)),
+                 "workspace_bytes": ex.footprint.by_kind().get("workspace", 0),
                  "tiles_per_aiv": ex.report.tiles_per_aiv()},
     )
 

@@ -28,7 +28,7 @@ from catlass_py.kernel.transpose_quant_batch_matmul import (
     TransposeQuantBatchMatmulParams,
 )
 from catlass_py.ops.transpose_quant_batch_matmul import make_inputs, validate_inputs
-from catlass_py.runner import ExampleResult, ExampleRun, to_device
+from catlass_py.runner import ExampleResult, ExampleRun, parse_int, short_dtype, to_device
 from catlass_py.virtual import virtual_array
 
 NAME = "transpose_quant_batch_matmul"
@@ -49,12 +49,8 @@ def parse_args(argv) -> tuple[int, int, int, int, str, str, tuple]:
         argv = list(PRESETS[argv[0]])
     if not 4 <= len(argv) <= 7:
         raise ArgumentError(f"usage: {NAME} {USAGE}")
-    dims = []
-    for label, text in zip(("m", "k", "n", "batch"), argv[:4]):
-        try:
-            dims.append(int(text, 10))
-        except ValueError:
-            raise ArgumentError(f"{label}: expected an integer, got {text!r} (usage: {NAME} {USAGE})") from None
+    dims = [parse_int(label, text, hint=f" (usage: {NAME} {USAGE})")
+            for label, text in zip(("m", "k", "n", "batch"), argv[:4])]
     ins = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
     outs = {"fp16": "float16", "bf16": "bfloat16"}
     perms = {"012": PERM_ND, "021": PERM_DN}
@@ -89,6 +85,14 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ASCEND_950
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
+    if k % 64:
+        raise ArgumentError(f"k: must be a multiple of 64, got {k}")
+    kernel = ex.assemble(assemble, arch, in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2)
+    ex.reserve(kernel, inputs={"x1": ((m, batch, k), in_dtype), "x2": ((batch, k, n), in_dtype),
+                               "x1_scale": ((m, batch, k // 32), "uint8"), "x2_scale": ((batch, k // 32, n), "uint8"),
+                               "generation": ((max(m * batch * k, batch * k * n),), "float32")},
+               gm={"out": ((m, batch, n), out_dtype)},
+               golden=golden.peak_bytes("transpose_quant_batch_matmul", batch=batch, m=m, n=n, k=k))
     if ex.numerics:
         x1, x2, x1_scale, x2_scale = ex.inputs(make_inputs, m, k, n, batch, in_dtype=in_dtype, out_dtype=out_dtype,
                                                  perm_x2=perm_x2)
@@ -103,7 +107,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     host_out = ex.zeros((m, batch, n), np.float16 if out_dtype == "float16" else ml_dtypes.bfloat16)
     gm_out = to_device("out", host_out, read_only=False, dtype=out_dtype)
 
-    kernel = ex.assemble(assemble, arch, in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2)
     params = TransposeQuantBatchMatmulParams(m, batch, k, n, gm["x1"], gm["x2"], gm["x1_scale"], gm["x2_scale"], gm_out)
     obs = ex.observers(kernel.block_count(m, batch, n))
     with ex.timing():
@@ -115,12 +118,14 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
                          details={"in_dtype": in_dtype, "out_dtype": out_dtype, "perm_x2": list(perm_x2),
                                   "total_blocks": kernel.block_count(m, batch, n),
                                   "tile_shape": list(kernel.tile_shape)})
-    expect = golden.transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, perm_x2=perm_x2, out_dtype=out_dtype)
-    actual = host_out.astype(np.float32)
-    want = expect.astype(np.float32)
-    bad = ~np.isclose(actual, want, rtol=RTOL, atol=ATOL, equal_nan=True)
-    errors = int(bad.sum())
-    diff = np.abs(actual - want)
+    with ex.phase("golden"):
+        expect = golden.transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, perm_x2=perm_x2,
+                                                     out_dtype=out_dtype)
+        actual = host_out.astype(np.float32)
+        want = expect.astype(np.float32)
+        bad = ~np.isclose(actual, want, rtol=RTOL, atol=ATOL, equal_nan=True)
+        errors = int(bad.sum())
+        diff = np.abs(actual - want)
     return ExampleResult(
         example=NAME, passed=errors == 0, error_count=errors,
         max_abs_error=float(np.nanmax(diff)) if diff.size else 0.0, seconds=ex.seconds,
@@ -136,7 +141,9 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
             "tolerance": f"rtol={RTOL}, atol={ATOL}",
         },
         output_digest=output_digest(host_out), inputs_cached=ex.inputs_cached,
-        launch_result=launch_result,
+        memory_estimate=ex.footprint.total,
+        launch_result=launch_result, reference=f"{short_dtype(expect.dtype)} golden (pypto-gym's torch reference)",
+        output_dtype=short_dtype(host_out.dtype), timings=dict(ex.timings),
     )
 
 

@@ -38,3 +38,15 @@ def test_ci_runs_the_readme_test_command():
          str(ROOT / "README.md")], capture_output=True, text=True, check=True).stdout.strip()
     assert cmd.endswith("pytest") and "pip install" in cmd
     assert "README.md" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_cli_section_states_the_exit_statuses_the_cli_returns():
+    from catlass_py import cli
+
+    section = README[README.index("## Command line"):README.index("## Supported kernels")]
+    status = section[section.index("Exit status:"):]
+    for phrase in ("0 pass", "1 a finding", "2 the run could not be made", "memory budget exceeded",
+                   "never a traceback", "Ctrl-C exits 130"):
+        assert phrase in status, phrase
+    assert "CATLASS_PY_MEMORY_LIMIT" in section
+    assert "1 - a finding about the kernel" in cli.__doc__ and "2 - the run could not be made" in cli.__doc__

@@ -18,7 +18,8 @@ instruction on pipe P       starts at max(issue, P free); occupies P for its dur
                             ``scalar_issue_cycles``. Scalar (S) instructions stall issue until done.
 publish on P (a set)        fires at max(issue, P done, P free): after P's earlier work and what P waits for
 join into P (a wait)        P starts nothing before the token's time (``WaitFlag`` on P; a unit-flag Fixpipe
-                            after its closing Mmad; a unit-flag Mmad after the Fixpipe reading its L0C)
+                            after its closing Mmad; a unit-flag Mmad after the Fixpipe reading its L0C); a
+                            join into S (``WaitFlag<X_S>``) also stalls issue until then
 ``PipeBarrier<P>``          P starts nothing before its earlier work completed; ALL stalls issue until
                             every pipe's work completed
 ``CrossCoreSetFlag<P>``     fires as a publish on P (+ ``cross_core_latency_cycles``)
@@ -46,10 +47,11 @@ from catlass_py.arch.events import (
     InstructionEvent,
     LaunchInfo,
     MarkerEvent,
+    SetFlagEvent,
     WaitFlagEvent,
 )
 from catlass_py.arch.pipe_order import PIPES, CoreOrder, PipeOrder
-from catlass_py.arch.pipes import Pipe
+from catlass_py.arch.pipes import CoreType, Pipe
 
 AIC_PIPES = ("MTE2", "MTE1", "M", "FIX", "S")
 AIV_PIPES = ("MTE2", "V", "MTE3", "S")
@@ -127,9 +129,12 @@ class CostModel(PipeOrder):
     The order between pipes comes from :class:`~catlass_py.arch.pipe_order.PipeOrder` (the same happens-before
     graph the hazard detector checks); this class adds durations and pipe occupancy. After the launch,
     :attr:`report` holds the :class:`CostReport`. With ``record=True`` it also keeps :attr:`intervals` (core,
-    pipe, op, start, duration, event seq, bytes), :attr:`flag_sets` and :attr:`flag_waits` for
-    :func:`catlass_py.analysis.trace.chrome_trace`. ``arch`` overrides the launch's spec (e.g. to evaluate
-    other cost parameters on the same run).
+    pipe, op, start, duration, event seq, bytes), :attr:`flag_sets` and :attr:`flag_waits` (cross-core),
+    :attr:`event_sets` and :attr:`event_waits` (intra-core ``SetFlag``/``WaitFlag``: when a set fires, when
+    the wait lets its pipe go on) for :func:`catlass_py.analysis.trace.chrome_trace`, and :attr:`landing`: for each interval (same index) the
+    cycles after its end until its data has landed (``gm_latency_cycles`` for a GM transfer, else 0), which
+    :func:`catlass_py.analysis.causality.causality_violations` adds to find when an instruction finished.
+    ``arch`` overrides the launch's spec (e.g. to evaluate other cost parameters on the same run).
     """
 
     def __init__(self, arch=None, *, record: bool = False):
@@ -138,8 +143,11 @@ class CostModel(PipeOrder):
         self.reports: list[CostReport] = []
         self.cores: tuple[CoreId, ...] = ()
         self.intervals: list[tuple] = []
+        self.landing: list[float] = []
         self.flag_sets: dict[int, tuple[CoreId, str, int, float]] = {}
         self.flag_waits: list[tuple[CoreId, int, float, float, tuple[int, ...]]] = []
+        self.event_sets: dict[int, tuple[CoreId, str, int, float]] = {}  # seq -> core, event, id, fire
+        self.event_waits: list[tuple[CoreId, str, int, float, int]] = []  # core, event, id, time, set seq
         self.markers: list[tuple[CoreId, float, str, dict]] = []
         self._offset = 0.0
 
@@ -166,15 +174,17 @@ class CostModel(PipeOrder):
         self._gm_read = self._gm_write = 0
         self._macs = 0
         share = p.gm_bandwidth_gbps / p.clock_ghz / max(1, info.block_dim)  # bytes per cycle per AI core
-        self._rate = {
-            ("AIC", "MTE2"): min(p.gm_read_bytes_per_cycle, share),
-            ("AIV", "MTE2"): min(p.aiv_gm_read_bytes_per_cycle, share),
-            "gm_write": min(p.gm_write_bytes_per_cycle, share),
-            "ub_to_gm": min(p.ub_to_gm_bytes_per_cycle, share),
+        self._mte2_rate = {  # GM -> L1 (AIC) / GM -> UB (AIV), by core type
+            CoreType.AIC: min(p.gm_read_bytes_per_cycle, share),
+            CoreType.AIV: min(p.aiv_gm_read_bytes_per_cycle, share),
         }
+        self._gm_write_rate = min(p.gm_write_bytes_per_cycle, share)
+        self._ub_to_gm_rate = min(p.ub_to_gm_bytes_per_cycle, share)
 
     def on_launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
         self.reports.append(self._build_report())
+        self._timing = {}
+        super().on_launch_end(info, error)
 
     # -- order operations on times ---------------------------------------------------------------
     def dispatch(self, st: CoreOrder, pipe: Pipe) -> None:
@@ -186,6 +196,8 @@ class CostModel(PipeOrder):
             return t.last_end[pipe]
         fire = max(t.issue, t.done[pipe], t.free[pipe])
         t.issue += self.params.scalar_issue_cycles
+        if self.record and type(e) is SetFlagEvent:
+            self.event_sets[e.seq] = (e.core, e.event.name, e.event_id, fire)
         if type(e) is CrossCoreSetEvent:
             if self.record:
                 self.flag_sets[e.seq] = (e.core, pipe.value, e.flag_id, fire)
@@ -196,8 +208,12 @@ class CostModel(PipeOrder):
         t = st.data
         if token > t.free[pipe]:
             t.free[pipe] = token
+        if pipe is Pipe.S and token > t.issue:  # S blocked: it dispatches nothing later before the token
+            t.issue = token
         if type(e) is WaitFlagEvent:
             t.issue += self.params.scalar_issue_cycles
+            if self.record:
+                self.event_waits.append((e.core, e.event.name, e.event_id, t.free[pipe], e.source_seq))
 
     def cross_wait(self, st: CoreOrder, tokens, e: CrossCoreWaitEvent) -> None:
         t = st.data
@@ -228,8 +244,7 @@ class CostModel(PipeOrder):
     def instruction(self, st: CoreOrder, pipe: Pipe, e: InstructionEvent) -> None:
         t = st.data
         p = self.params
-        name = pipe.value
-        dur, lat = self._duration(e, name)
+        dur, lat = self._duration(e, pipe)
         free = t.free[pipe]
         start = t.issue if t.issue > free else free
         busy_end = start + dur
@@ -247,14 +262,15 @@ class CostModel(PipeOrder):
         for a in e.gm_writes:
             self._gm_write += a.length * a.count
         if self.record:
-            self.intervals.append((e.core, name, e.op, start, dur, e.seq, e.nbytes))
+            self.intervals.append((e.core, pipe.value, e.op, start, dur, e.seq, e.nbytes))
+            self.landing.append(lat)
 
-    def _duration(self, e: InstructionEvent, pipe: str) -> tuple[float, float]:
+    def _duration(self, e: InstructionEvent, pipe: Pipe) -> tuple[float, float]:
         """(cycles the pipe is occupied, extra cycles until the data has landed)."""
         p = self.params
         nbytes = e.nbytes
         info = e.info if isinstance(e.info, dict) else {}
-        if pipe == "M":
+        if pipe is Pipe.M:
             m, n, k = info.get("m"), info.get("n"), info.get("k")
             macs_pc = p.macs_per_cycle(info.get("dtype"))
             if m is not None and n is not None and k is not None:
@@ -264,28 +280,28 @@ class CostModel(PipeOrder):
                 return p.cube_overhead_cycles + fractals, 0.0
             self._macs += e.flops // 2
             return p.cube_overhead_cycles + e.flops / 2 / macs_pc, 0.0
-        if pipe == "MTE2":
-            rate = self._rate[(e.core.type.value, "MTE2")]
+        if pipe is Pipe.MTE2:
+            rate = self._mte2_rate[e.core.type]
             dmas = info.get("dmas", 1) or 1
             lat = p.gm_latency_cycles if e.gm_reads else 0.0
             return p.mte_overhead_cycles * dmas + nbytes / rate, lat
-        if pipe == "MTE1":
+        if pipe is Pipe.MTE1:
             rate = p.l1_to_l0a_bytes_per_cycle if "L0A" in e.op else p.l1_to_l0b_bytes_per_cycle
             return p.mte_overhead_cycles + nbytes / rate, 0.0
-        if pipe == "FIX":
+        if pipe is Pipe.FIX:
             m, n = info.get("m"), info.get("n")
             l0c_bytes = 4 * m * n if m is not None and n is not None else nbytes
-            cycles = max(l0c_bytes / p.l0c_read_bytes_per_cycle, nbytes / self._rate["gm_write"])
+            cycles = max(l0c_bytes / p.l0c_read_bytes_per_cycle, nbytes / self._gm_write_rate)
             return p.mte_overhead_cycles + cycles, (p.gm_latency_cycles if e.gm_writes else 0.0)
-        if pipe == "MTE3":
+        if pipe is Pipe.MTE3:
             lat = p.gm_latency_cycles if e.gm_writes else 0.0
-            return p.mte_overhead_cycles + nbytes / self._rate["ub_to_gm"], lat
-        if pipe == "V":
+            return p.mte_overhead_cycles + nbytes / self._ub_to_gm_rate, lat
+        if pipe is Pipe.V:
             src, dst = info.get("src"), info.get("dst")
             if src in _DTYPE_BITS and dst in _DTYPE_BITS and e.flops:
                 nbytes = e.flops * max(_DTYPE_BITS[src], _DTYPE_BITS[dst]) // 8
             return p.vector_overhead_cycles + math.ceil(nbytes / p.vector_bytes_per_cycle), 0.0
-        if pipe == "S":
+        if pipe is Pipe.S:
             return (p.scalar_gm_read_cycles if e.gm_reads or e.gm_writes else p.scalar_issue_cycles), 0.0
         return p.mte_overhead_cycles + nbytes / p.l1_to_l0b_bytes_per_cycle, 0.0
 

@@ -128,17 +128,28 @@ def _swaps(r: SyncSiteRecord, ids_of) -> list[tuple[int, int]]:
 
 
 def automatic_equivalence(mutation: Mutation, sites: dict[SyncSite, SyncSiteRecord]) -> str | None:
-    """Why ``mutation`` cannot change any order, when one of two arguments that need no reading of the kernel
-    applies (None otherwise):
+    """Why ``mutation`` cannot change any order, when one of these arguments, which need no reading of the
+    kernel, applies (None otherwise):
 
-    * dropping or delaying a wait or barrier that no instruction it orders ever followed (the end of a program:
-      a destructor draining its events, a final ``PipeBarrier<PIPE_ALL>``): there is nothing after it to order;
+    * dropping or delaying a wait or barrier that no instruction it orders ever followed, directly or through
+      later sets and barriers (``SyncSiteRecord.followed``; the end of a program: a destructor draining its
+      events, a final ``PipeBarrier<PIPE_ALL>``): there is nothing after it to order;
     * issuing on PIPE_S a cross-core set whose own pipe had run no instruction and taken no wait on its core at
       any call: that pipe knew nothing PIPE_S does not, so the set publishes no less;
     * swapping two ids at a site that, on every core, is called with both ids equally often at the same points
       of the program (no instruction and no wait between the calls: a constructor's burst of initial sets, a
-      destructor's drain): the swap only permutes calls that take effect together.
+      destructor's drain): the swap only permutes calls that take effect together;
+    * dropping a ``SetFlag`` site together with the ``WaitFlag`` site it fed, when the two pair only with each
+      other (every set of the one was consumed by the other, which consumed nothing else) and no instruction
+      the wait orders ever followed it (a constructor's set that only the destructor's drain consumes: the
+      accumulator event FIX_M of a block that runs with the unit flag). The hardware pairs the sets and waits
+      of one (core, event, id) first in, first out: as the pair's waits consumed exactly the pair's sets, the
+      j-th wait of the other sites consumed the j-th set of the other sites, and still does once the pair's
+      calls leave the queue together. So every other wait orders what it ordered, and the dropped waits
+      ordered nothing.
     """
+    if len(mutation.edits) == 2:
+        return _pair_with_nothing_after(mutation, sites)
     if len(mutation.edits) != 1:
         return None
     e = mutation.edits[0]
@@ -164,6 +175,33 @@ def automatic_equivalence(mutation: Mutation, sites: dict[SyncSite, SyncSiteReco
     return None
 
 
+def _pair_with_nothing_after(mutation: Mutation, sites: dict[SyncSite, SyncSiteRecord]) -> str | None:
+    """The pair argument of :func:`automatic_equivalence` (intra-core flags only)."""
+    s_edit, w_edit = mutation.edits
+    if s_edit.action != "drop" or w_edit.action != "drop":
+        return None
+    s, w = sites.get(s_edit.site), sites.get(w_edit.site)
+    if s is None or w is None or s.site.kind != "SetFlag" or w.site.kind != "WaitFlag":
+        return None
+    if s.partners == {w.site} and w.partners == {s.site} and not w.followed:
+        return ("the set and the wait pair only with each other and nothing the wait orders ever follows it: "
+                "no other wait changes its set, and the dropped waits ordered nothing")
+    return None
+
+
+def mutant_key(mutation: Mutation, sites: dict[SyncSite, SyncSiteRecord]) -> str:
+    """A description of ``mutation`` that does not depend on line numbers: for each edit, the edit, the kind of
+    call, the function the site is in and the text of its source line, e.g. ``delay WaitFlag in mmad_l1_tile:
+    ctx.wait_flag(HardEvent.M_MTE1, self.l0b_event[self.l0b_list_id])``."""
+    parts = []
+    for e in mutation.edits:
+        rec = sites.get(e.site)
+        extra = f" to PIPE_{e.pipe}" if e.action == "move_pipe" else (
+            f" {e.ids[0]}<->{e.ids[1]}" if e.action == "swap_ids" else "")
+        parts.append(f"{e.action}{extra} {e.site.kind} in {rec.function if rec else '?'}: {e.site.source()}")
+    return " + ".join(parts)
+
+
 def check(runners: Sequence[Runner], mutants: Iterable[Mutation], options: LaunchParams | None = None) -> list[MutantResult]:
     """Run every mutant on each runner (hazard detector on) until one reports it."""
     base = dataclasses.replace(options or LaunchParams(), detect_races=True)
@@ -185,4 +223,5 @@ def check(runners: Sequence[Runner], mutants: Iterable[Mutation], options: Launc
     return results
 
 
-__all__ = ["MutantResult", "REPORTING_ERRORS", "automatic_equivalence", "catalogue", "check", "record_sites"]
+__all__ = ["MutantResult", "REPORTING_ERRORS", "automatic_equivalence", "catalogue", "check", "mutant_key",
+           "record_sites"]

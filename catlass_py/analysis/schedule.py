@@ -16,6 +16,7 @@ import numpy as np
 
 from catlass_py.arch.params import LaunchParams
 from catlass_py.errors import ArgumentError
+from catlass_py.integers import is_int
 
 
 def output_digest(array) -> str:
@@ -59,7 +60,7 @@ def explore_interleavings(run_once: Callable[[LaunchParams], "np.ndarray | str"]
 
     ``reference``: the output (or digest) of a normal run to compare against as well.
     """
-    if isinstance(seeds, int):
+    if is_int(seeds):
         if seeds < 1:
             raise ArgumentError(f"seeds: expected at least 1 interleaving, got {seeds}")
         seeds = range(seeds)

@@ -3,6 +3,7 @@
 Knows nothing about GEMM. Counterpart of CATLASS ``include/catlass/arch`` plus the Ascend C runtime.
 """
 
+from catlass_py.arch.budget import Footprint, check_footprint, memory_limit
 from catlass_py.arch.context import CoreContext, standalone_core
 from catlass_py.arch.events import (
     CoreEndEvent,
@@ -42,6 +43,7 @@ __all__ = [
     "CrossCoreWaitEvent",
     "Event",
     "FlagBoard",
+    "Footprint",
     "GlobalBuffer",
     "GlobalTensor",
     "MemAccess",
@@ -60,8 +62,10 @@ __all__ = [
     "Resource",
     "SetFlagEvent",
     "WaitFlagEvent",
+    "check_footprint",
     "get_arch",
     "launch",
     "load_arch",
+    "memory_limit",
     "standalone_core",
 ]

@@ -67,7 +67,7 @@ class CoreContext:
         #: records synchronisation call sites and applies a mutation (:mod:`catlass_py.arch.mutation`)
         self._editor = editor
         self._delayed: list = []
-        self._watch: list = []  # (site record, pipe) of recorded waits/barriers not yet followed by an instruction
+        self._watch: list = []  # [site record, pipes it orders] of recorded waits/barriers not yet followed
         self._instructions = 0  # instructions issued so far (counted while synchronisation sites are recorded)
         self._waits = 0  # waits issued so far (idem)
         self._touched: set = set()  # pipes that ran an instruction or took a wait (idem)
@@ -127,6 +127,21 @@ class CoreContext:
             raise ArgumentError(f"{self}: buffer {name!r} already exists with {arena.size} bytes, not {size}")
         return arena
 
+    def cube_l1(self) -> LocalArena:
+        """The L1 of the AI core this core belongs to. On Ascend 950 a vector core writes UB tiles into it (PTO
+        ``TMOV`` / ``TEXTRACT`` / ``TINSERT`` Vec -> Mat, the UB -> L1 data path); Atlas A2/A3 vector cores have
+        no path to L1 (:class:`ConfigError`). On the AIC this is its own ``l1_buf``; an AIV in a launch gets its
+        AIC's arena (one kept by the launch when the kernel has no AIC program); a standalone AIV gets an L1 of
+        its own, created on first use."""
+        if self.is_aic:
+            return self.resource.l1_buf
+        if self.arch.arch_code < 3510:
+            raise ConfigError(f"{self}: vector cores of {self.arch.name} have no path to L1 (UB -> L1 moves exist "
+                              "from Ascend 950 on)")
+        if self._launch is not None:
+            return self._launch.cube_l1(self.core.ai_core)
+        return self.extra_buffer("L1", self.arch.buffer_sizes()["L1"])
+
     # -- events ----------------------------------------------------------------------------------
     def emit(self, pipe: Pipe, op: str, *, nbytes: int = 0, flops: int = 0, gm_reads=(), gm_writes=(), info=None,
              local_reads=(), local_writes=(), unit_flag: int = 0) -> None:
@@ -148,7 +163,7 @@ class CoreContext:
             self._instructions += 1
             self._touched.add(pipe)
             if self._watch:
-                self._watch = [(rec, p) for rec, p in self._watch if not _orders(rec, p, pipe)]
+                self._watch = [w for w in self._watch if not _orders(w, pipe)]
 
     def _release_delayed(self, pipe: Pipe) -> None:
         """Issue the waits a mutation delayed until after this instruction (one of their pipe, or any)."""
@@ -196,7 +211,7 @@ class CoreContext:
         if bus.sync:
             bus.publish(SetFlagEvent(seq, self.core, event, event_id))
         if site is not None:
-            ed.set_issued(seq, site)
+            ed.set_issued(seq, site, self, event.src)
 
     def wait_flag(self, event: HardEvent, event_id: int = 0) -> None:
         """``AscendC::WaitFlag<event>(event_id)``: pipe ``event.dst`` waits for the matching set."""
@@ -232,7 +247,7 @@ class CoreContext:
         if bus.sync:
             bus.publish(WaitFlagEvent(bus.next_seq(), self.core, event, event_id, source))
         if site is not None:
-            self._editor.wait_consumed((source,), site)
+            self._editor.wait_consumed((source,), site, event.dst)
 
     def pipe_barrier(self, pipe: Pipe = Pipe.ALL) -> None:
         """``AscendC::PipeBarrier<pipe>()``: later instructions of ``pipe`` wait for earlier ones."""
@@ -346,10 +361,12 @@ class CoreContext:
         return self._launch
 
 
-def _orders(rec, watched: Pipe, pipe: Pipe) -> bool:
-    """Mark ``rec`` followed when an instruction on ``pipe`` comes after a wait/barrier ordering ``watched``."""
-    if watched is Pipe.ALL or watched is pipe:
-        rec.followed = True
+def _orders(watch: list, pipe: Pipe) -> bool:
+    """Mark a watched wait or barrier (``[site record, pipes it orders]``) followed when an instruction on
+    ``pipe`` comes after it on a pipe it orders."""
+    pipes = watch[1]
+    if Pipe.ALL in pipes or pipe in pipes:
+        watch[0].followed = True
         return True
     return False
 

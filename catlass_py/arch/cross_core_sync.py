@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
+from catlass_py.integers import is_int
 
 MAX_REVERSE_DEPTH = 15
 """CATLASS ``MAX_REVERSE_DEPTH``: sets a flag counter may take without being consumed."""
@@ -43,11 +44,12 @@ class CrossCoreFlagWithReverse:
     def __post_init__(self):
         for name in ("id", "reverse_id"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            if not is_int(v) or v < 0:
                 raise ConfigError(f"CrossCoreFlagWithReverse: {name} must be an int >= 0, got {v!r}")
+            setattr(self, name, int(v))
         if self.id == self.reverse_id:
             raise ConfigError(f"CrossCoreFlagWithReverse: id and reverse_id must differ, both are {self.id}")
-        if isinstance(self.depth, bool) or not isinstance(self.depth, int) or not 1 <= self.depth <= MAX_REVERSE_DEPTH:
+        if not is_int(self.depth) or not 1 <= self.depth <= MAX_REVERSE_DEPTH:
             raise ConfigError(
                 f"CrossCoreFlagWithReverse: REVERSE_DEPTH must be in 1..{MAX_REVERSE_DEPTH} (the hardware counter "
                 f"holds at most {MAX_REVERSE_DEPTH} sets), got {self.depth!r}"

@@ -32,6 +32,7 @@ from typing import Iterable
 from catlass_py.arch.events import CoreId
 from catlass_py.arch.pipes import CoreType
 from catlass_py.errors import ArgumentError, FlagOverflowError
+from catlass_py.integers import is_int
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,9 @@ def flag_id_of(flag) -> int:
     """The integer id of a :class:`CrossCoreFlag` or an int."""
     if isinstance(flag, CrossCoreFlag):
         return flag.id
-    if isinstance(flag, bool) or not isinstance(flag, int):
+    if not is_int(flag):
         raise ArgumentError(f"flag: expected a CrossCoreFlag or an int id, got {flag!r}")
-    return flag
+    return int(flag)
 
 
 class FlagBoard:

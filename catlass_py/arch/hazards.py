@@ -155,6 +155,15 @@ class RaceDetector(PipeOrder):
         self._cross_sets: dict[CoreId, list[tuple[int, Pipe, int]]] = {c: [] for c in info.cores}
         self.accesses = 0
 
+    def release(self) -> None:
+        """Also drop the access history (:meth:`PipeOrder.release`); :attr:`accesses` stays."""
+        self._reads = {}
+        self._writes = {}
+        self._cross_sets = {}
+        self._comp_owner = []
+        self._read_only = set()
+        super().release()
+
     # -- order operations ------------------------------------------------------------------------
     def dispatch(self, st: CoreOrder, pipe: Pipe) -> None:
         c = st.data

@@ -106,6 +106,8 @@ class _Launch:
                     runs.append(_CoreRun(self._context(core, block_dim), aiv_fn))
         self.runs = runs
         self.by_core = {r.ctx.core: r for r in runs}
+        self.block_dim = block_dim
+        self._idle_aic: dict[int, CoreContext] = {}  # AIC contexts that hold L1 for AIV-only kernels (cube_l1)
         self.flags = FlagBoard(arch, [r.ctx.core for r in runs])
         self.rng = random.Random(options.seed) if options.seed is not None else None
         self.current = -1
@@ -120,6 +122,18 @@ class _Launch:
             poison=self.options.poison, check_intra_core_flags=self.options.check_intra_core_flags,
             editor=self.editor, numerics=self.options.numerics,
         )
+
+    def cube_l1(self, ai_core: int):
+        """L1 arena of AI core ``ai_core``: its AIC's ``l1_buf``, or (kernels without an AIC program) an idle AIC
+        context's, made on first use, so that the vector cores of one AI core share it (Ascend 950 UB -> L1)."""
+        core = CoreId(CoreType.AIC, ai_core, 0, self.arch.aiv_per_aic)
+        run = self.by_core.get(core)
+        if run is not None:
+            return run.ctx.resource.l1_buf
+        ctx = self._idle_aic.get(ai_core)
+        if ctx is None:
+            ctx = self._idle_aic[ai_core] = self._context(core, self.block_dim)
+        return ctx.resource.l1_buf
 
     # -- baton passing ---------------------------------------------------------------------------
     def _pick(self) -> _CoreRun | None:

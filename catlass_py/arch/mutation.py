@@ -23,11 +23,13 @@ deadlock and flag-pairing checks of the launch): a mutant that changes the order
 
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ArgumentError
 
 SYNC_KINDS = ("SetFlag", "WaitFlag", "PipeBarrier", "CrossCoreSetFlag", "CrossCoreWaitFlag")
@@ -49,6 +51,11 @@ class SyncSite:
     def __str__(self) -> str:
         return f"{self.kind} at {self.file}:{self.line}"
 
+    def source(self) -> str:
+        """The text of the site's source line, stripped (empty when the file cannot be read)."""
+        path = self.file if os.path.isabs(self.file) else os.path.join(_PACKAGE_ROOT, self.file)
+        return linecache.getline(path, self.line).strip()
+
 
 @dataclass
 class SyncSiteRecord:
@@ -69,8 +76,12 @@ class SyncSiteRecord:
     """For a cross-core set: whether, at every call, the pipe it is issued on had run no instruction and taken
     no wait on that core yet (it then knows nothing PIPE_S does not)."""
     followed: bool = False
-    """For a wait or barrier: whether an instruction it orders (on the pipe it blocks, or any pipe for a
-    cross-core wait and ``PIPE_ALL``) ever came after one of its calls. One that never did orders nothing."""
+    """For a wait or barrier: whether an instruction it orders ever came after one of its calls: one on the pipe
+    it blocks (any pipe for a cross-core wait, ``PIPE_ALL`` and a wait of PIPE_S, which dispatches every pipe),
+    or on a pipe that later synchronisation orders after that pipe (a ``SetFlag`` issued from it and the
+    ``WaitFlag`` that consumed the set; a ``PipeBarrier<PIPE_ALL>``). A cross-core set issued from such a pipe
+    (or on ``PIPE_ALL``) counts as followed: work on another core may follow it. One that was never followed
+    orders nothing."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +130,7 @@ class SyncEditor:
         self.record = record
         self.records: dict[SyncSite, SyncSiteRecord] = {}
         self._set_site: dict[int, SyncSite] = {}
+        self._carried: dict[int, list] = {}  # SetFlag seq -> watched entries whose order the set carries
         self._edits: dict[SyncSite, Edit] = {}
         if mutation is not None:
             if not isinstance(mutation, Mutation):
@@ -166,17 +178,44 @@ class SyncEditor:
             ctx._touched.add(event.dst if kind == "WaitFlag" else None)
         elif kind == "CrossCoreSetFlag" and rec is not None and pipe in ctx._touched:
             rec.pipe_idle = False
+        if self.record and ctx._watch:
+            self._propagate(kind, ctx, event, pipe)
         if rec is not None and orders is not None and not rec.followed:
-            ctx._watch.append((rec, orders))
+            ctx._watch.append([rec, {Pipe.ALL if orders is Pipe.S else orders}])
         return site, self._edits.get(site)
 
-    def set_issued(self, seq: int, site: SyncSite) -> None:
+    def _propagate(self, kind: str, ctx, event, pipe) -> None:
+        """Carry the watched waits' and barriers' orders through this synchronisation call (see
+        ``SyncSiteRecord.followed``)."""
+        watch = [w for w in ctx._watch if not w[0].followed]
+        if kind == "PipeBarrier" and event is Pipe.ALL:
+            for w in watch:
+                w[1].add(Pipe.ALL)
+        elif kind == "CrossCoreSetFlag":
+            for w in watch:
+                if w[1] and (pipe is Pipe.ALL or Pipe.ALL in w[1] or pipe in w[1]):
+                    w[0].followed = True
+        ctx._watch = [w for w in watch if not w[0].followed]
+
+    def set_issued(self, seq: int, site: SyncSite, ctx=None, src=None) -> None:
+        """Note the set issued at ``site``; a ``SetFlag`` from pipe ``src`` of ``ctx`` carries the watched
+        orders of that pipe to the wait that will consume it."""
         if self.record:
             self._set_site[seq] = site
+            if src is not None and ctx._watch:
+                carry = [w for w in ctx._watch if not w[0].followed and (Pipe.ALL in w[1] or src in w[1])]
+                if carry:
+                    self._carried[seq] = carry
 
-    def wait_consumed(self, sources, site: SyncSite) -> None:
+    def wait_consumed(self, sources, site: SyncSite, dst=None) -> None:
+        """Pair the wait at ``site`` with the sets it consumed; an intra-core wait (blocking pipe ``dst``) also
+        takes over the watched orders its set carried (they stay watched on the same core)."""
         if not self.record:
             return
+        if dst is not None:
+            for s in sources:
+                for w in self._carried.pop(s, ()):
+                    w[1].add(Pipe.ALL if dst is Pipe.S else dst)
         for s in sources:
             set_site = self._set_site.get(s)
             if set_site is not None:

@@ -189,6 +189,20 @@ class PipeOrder(Observer):
     def on_event(self, e) -> None:
         self._route.get(type(e), _ignore)(e)
 
+    def on_launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
+        """The launch ended: :meth:`release` its working state (a subclass that overrides this reads what it
+        needs first, then calls it)."""
+        self.release()
+
+    def release(self) -> None:
+        """Drop the launch's working state - the per-core orders, tokens no wait consumed and the event routes
+        (bound methods of this observer, a reference cycle) - so that an observer kept after its launch (a
+        LaunchResult's) holds only its findings, and the rest returns without the cyclic garbage collector."""
+        self.orders = {}
+        self._tokens = {}
+        self._xtokens = {}
+        self._route = {}
+
     def _on_instruction(self, e: InstructionEvent) -> None:
         st = self._by_id.get(id(e.core)) or self.orders[e.core]
         pipe = e.pipe

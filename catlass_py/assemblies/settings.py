@@ -8,18 +8,18 @@ prints and what ``--set`` accepts come from the assembly itself, never from a ha
 such an annotation is parsed after its default's type (int, bool, str). Parsing only turns text into values;
 whether a value is legal is decided by the assembly's own checks (:class:`~catlass_py.errors.ConfigError`).
 
-======================  =====================================================  =========================
-type                    written as                                             value
-======================  =====================================================  =========================
-:data:`TileShape`       ``MxNxK`` (``128x256x64``)                              :class:`GemmShape`
-:data:`Swizzle`         ``OFFSET,DIRECTION`` (``3,1``)                          ``(offset, direction)``
-:data:`Count`           an int (``2``)                                         int
-:data:`Flag`            ``true``/``false`` (``1``/``0``, ``on``/``off``)        bool
-:data:`Element`         a dtype name or alias (``float16``, ``fp16``, ``bf16``)  registry name
-:data:`Layout`          ``RowMajor``/``row``, ``ColumnMajor``/``column``, ...   layout class
-:data:`Policy`          ``Name`` or ``Name(key=value, ...)``                   dispatch policy instance
-:data:`TileOp`          a tile op class name (``TileElemWiseSilu``)            the class
-======================  =====================================================  =========================
+=================  =======================================================  ========================
+type               written as                                               value
+=================  =======================================================  ========================
+:data:`TileShape`  ``MxNxK`` (``128x256x64``)                               :class:`GemmShape`
+:data:`Swizzle`    ``OFFSET,DIRECTION`` (``3,1``)                           ``(offset, direction)``
+:data:`Count`      an int (``2``)                                           int
+:data:`Flag`       ``true``/``false`` (``1``/``0``, ``on``/``off``)         bool
+:data:`Element`    a dtype name or alias (``float16``, ``fp16``, ``bf16``)  registry name
+:data:`Layout`     ``RowMajor``/``row``, ``ColumnMajor``/``column``, ...    layout class
+:data:`Policy`     ``Name`` or ``Name(key=value, ...)``                     dispatch policy instance
+:data:`TileOp`     a tile op class name (``TileElemWiseSilu``)              the class
+=================  =======================================================  ========================
 
 Each may be ``X | None``-typed with a None default: ``auto`` (or ``none``) then selects the assembly's own
 choice (usually the C++'s runtime branch).

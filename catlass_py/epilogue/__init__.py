@@ -5,14 +5,17 @@ from catlass_py.epilogue.block import (
     BlockEpilogueElemWiseNoSource,
     BlockEpilogueElemWiseOneSource,
     BlockEpiloguePerTokenDequant,
+    BlockEpiloguePerTokenDequantTla,
     ElemWiseNoSourceParams,
     ElemWiseOneSourceParams,
     PerTokenDequantParams,
+    PerTokenDequantTlaParams,
 )
 from catlass_py.epilogue.dispatch_policy import (
     EpilogueAtlasA2ElemWiseNoSource,
     EpilogueAtlasA2ElemWiseOneSource,
     EpilogueAtlasA2PerTokenDequant,
+    EpilogueAtlasA2PerTokenDequantTla,
 )
 from catlass_py.epilogue.tile_swizzle import EpilogueHorizontalTileSwizzle, EpilogueIdentityTileSwizzle
 
@@ -21,12 +24,15 @@ __all__ = [
     "BlockEpilogueElemWiseNoSource",
     "BlockEpilogueElemWiseOneSource",
     "BlockEpiloguePerTokenDequant",
+    "BlockEpiloguePerTokenDequantTla",
     "ElemWiseNoSourceParams",
     "ElemWiseOneSourceParams",
     "EpilogueAtlasA2ElemWiseNoSource",
     "EpilogueAtlasA2ElemWiseOneSource",
     "EpilogueAtlasA2PerTokenDequant",
+    "EpilogueAtlasA2PerTokenDequantTla",
     "EpilogueHorizontalTileSwizzle",
     "EpilogueIdentityTileSwizzle",
     "PerTokenDequantParams",
+    "PerTokenDequantTlaParams",
 ]

@@ -11,6 +11,7 @@ from typing import ClassVar
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.dispatch_policy import check_arch_tag
+from catlass_py.integers import is_int
 
 
 @dataclass(frozen=True)
@@ -24,8 +25,15 @@ class EpilogueAtlasA2PerTokenDequant:
 
     def __post_init__(self):
         check_arch_tag(type(self).__name__, self.arch)
-        if isinstance(self.ub_stages, bool) or not isinstance(self.ub_stages, int) or self.ub_stages < 1:
-            raise ConfigError(f"EpilogueAtlasA2PerTokenDequant: ub_stages must be an int >= 1, got {self.ub_stages!r}")
+        if not is_int(self.ub_stages) or self.ub_stages < 1:
+            raise ConfigError(f"{type(self).__name__}: ub_stages must be an int >= 1, got {self.ub_stages!r}")
+        object.__setattr__(self, "ub_stages", int(self.ub_stages))
+
+
+@dataclass(frozen=True)
+class EpilogueAtlasA2PerTokenDequantTla(EpilogueAtlasA2PerTokenDequant):
+    """CATLASS ``EpilogueAtlasA2PerTokenDequantTla<UB_STAGES>``: the per-token dequant on TLA tensors (examples 42,
+    44, 52; ``epilogue/block/block_epilogue_per_token_dequant_tla.hpp``)."""
 
 
 @dataclass(frozen=True)

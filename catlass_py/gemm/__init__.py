@@ -22,6 +22,9 @@ from catlass_py.gemm.dispatch_policy import (
     MmadAtlasA2SingleCoreSplitk,
     MmadAtlasA2Streamk,
     MmadBase,
+    MmadFullLoadA,
+    MmadPingpong,
+    MmadPingpongTlaV2,
 )
 from catlass_py.gemm.gemm_type import GemmType
 
@@ -39,6 +42,9 @@ __all__ = [
     "MmadAtlasA2SingleCoreSplitk",
     "MmadAtlasA2Streamk",
     "MmadBase",
+    "MmadFullLoadA",
+    "MmadPingpong",
+    "MmadPingpongTlaV2",
     "ceil_div",
     "round_down",
     "round_up",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from catlass_py.errors import ConfigError
+from catlass_py.integers import is_int
 from catlass_py.layout.base import ceil_div, round_up  # noqa: F401 - re-exported (CATLASS CeilDiv, RoundUp)
 
 
@@ -17,12 +18,12 @@ def round_down(a: int, b: int) -> int:
 
 
 def _check_extents(shape, what: str, names) -> tuple:
-    """``shape`` if each extent is a positive int (the C++ template parameters are), else :class:`ConfigError`
-    naming the first bad one."""
+    """``shape`` with Python int extents if each is a positive int or numpy integer (the C++ template parameters
+    are ints), else :class:`ConfigError` naming the first bad one."""
     for name, v in zip(names, shape):
-        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+        if not is_int(v) or v <= 0:
             raise ConfigError(f"{what}: {name} must be a positive int, got {v!r}")
-    return shape
+    return type(shape)(*(int(v) for v in shape))
 
 
 class MatrixCoord(NamedTuple):

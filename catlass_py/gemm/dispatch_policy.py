@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.errors import ConfigError
+from catlass_py.integers import is_int
 
 
 def _check_bool(name: str, v) -> None:
@@ -22,7 +23,7 @@ def _check_bool(name: str, v) -> None:
 
 
 def _check_stages(name: str, v, low: int = 1) -> None:
-    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+    if not is_int(v) or v < low:
         raise ConfigError(f"{name} must be an int >= {low}, got {v!r}")
 
 
@@ -171,3 +172,68 @@ class MmadAtlasA2Streamk(MmadBase):
         super().__post_init__()
         _check_bool("enable_unit_flag", self.enable_unit_flag)
         _check_bool("enable_shuffle_k", self.enable_shuffle_k)
+
+
+@dataclass(frozen=True)
+class MmadPingpong(MmadBase):
+    """CATLASS ``MmadPingpong<ArchTag, ENABLE_UNIT_FLAG, USE_HF32_MODE, L0C_STAGES, ENABLE_L1_RESIDENT, L1A_STAGES,
+    L1B_STAGES, L0A_STAGES, L0B_STAGES>`` (``gemm/dispatch_policy.hpp``): the ping-pong policy of the TLA block
+    ``BlockMmadTla`` (``gemm/block/block_mmad_pingpong_tla.hpp``, examples 13 and 52), with separate stage counts
+    for L1 A, L1 B, L0A, L0B and L0C and the L1-resident option (a K tile of A or B already in its L1 stage is
+    not loaded again); synchronous. Buffer budgets and the other rules are checked by the block."""
+
+    enable_unit_flag: bool = False
+    use_hf32_mode: bool = False
+    l0c_stages: int = 1
+    enable_l1_resident: bool = False
+    l1a_stages: int = 2
+    l1b_stages: int = 2
+    l0a_stages: int = 2
+    l0b_stages: int = 2
+
+    def __post_init__(self):
+        super().__post_init__()
+        for name in ("enable_unit_flag", "use_hf32_mode", "enable_l1_resident"):
+            _check_bool(name, getattr(self, name))
+        for name in ("l0c_stages", "l1a_stages", "l1b_stages", "l0a_stages", "l0b_stages"):
+            _check_stages(name, getattr(self, name))
+
+
+@dataclass(frozen=True)
+class MmadPingpongTlaV2(MmadBase):
+    """CATLASS ``MmadPingpongTlaV2<ArchTag, ENABLE_UNIT_FLAG>`` (``gemm/dispatch_policy.hpp``): the policy of the
+    second TLA ping-pong block (``gemm/block/block_mmad_pingpong_tla_v2.hpp``, example 45), two L1 and L0 stages,
+    whose call takes only the block's tensors (the extents are their origin shapes); synchronous."""
+
+    enable_unit_flag: bool = False
+    STAGES: ClassVar[int] = 2
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_bool("enable_unit_flag", self.enable_unit_flag)
+
+
+@dataclass(frozen=True)
+class MmadFullLoadA(MmadBase):
+    """CATLASS ``MmadFullLoadA<ArchTag, ENABLE_UNIT_FLAG, ENABLE_SHUFFLE_K, USE_HF32_MODE, L0C_STAGES,
+    ENABLE_L1_RESIDENT, L1A_STAGES, L1B_STAGES, L0A_STAGES, L0B_STAGES>`` (``gemm/dispatch_policy.hpp``): the TLA
+    block that keeps the whole ``L1_TILE_M x K`` panel of A in L1 (half of L1) and streams B's K tiles
+    (``gemm/block/block_mmad_pingpong_full_loadA_tla.hpp``, example 44); synchronous."""
+
+    enable_unit_flag: bool = False
+    enable_shuffle_k: bool = False
+    use_hf32_mode: bool = False
+    l0c_stages: int = 1
+    enable_l1_resident: bool = False
+    l1a_stages: int = 1
+    l1b_stages: int = 2
+    l0a_stages: int = 2
+    l0b_stages: int = 2
+
+    def __post_init__(self):
+        super().__post_init__()
+        for name in ("enable_unit_flag", "enable_shuffle_k", "use_hf32_mode", "enable_l1_resident"):
+            _check_bool(name, getattr(self, name))
+        for name in ("l0c_stages", "l1a_stages", "l1b_stages", "l0a_stages", "l0b_stages"):
+            _check_stages(name, getattr(self, name))
+

@@ -4,8 +4,11 @@ grouped kernels' group-list reads and block dealing (:mod:`catlass_py.kernel.gro
 workspace + epilogue mix kernels (:class:`WorkspaceEpilogueKernel`)."""
 
 from catlass_py.kernel.basic_matmul import BasicMatmul
+from catlass_py.kernel.basic_matmul_preload import BasicMatmulPreload
+from catlass_py.kernel.basic_matmul_tla import BasicMatmulTla
 from catlass_py.kernel.batched_matmul import BatchedMatmul
 from catlass_py.kernel.device_gemm import DeviceGemm
+from catlass_py.kernel.fa_infer import FAInferKernel
 from catlass_py.kernel.gemm_kernel import GemmKernel
 from catlass_py.kernel.grouped_matmul import GroupedMatmul
 from catlass_py.kernel.grouped_matmul_slice_k import GroupedMatmulSliceK, MemFill
@@ -18,21 +21,29 @@ from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant_multistage_works
 from catlass_py.kernel.matmul_bias import MatmulBias
 from catlass_py.kernel.matmul_epilogue import MatmulActivation, MatmulEpilogue
 from catlass_py.kernel.optimized_matmul import OptimizedMatmul
+from catlass_py.kernel.optimized_matmul_tla import OptimizedMatmulTla, PaddingMatrixBlockNDTla
 from catlass_py.kernel.padding import PaddingBuilder
 from catlass_py.kernel.padding_block_nd import PaddingMatrixBlockND
 from catlass_py.kernel.padding_nz import PaddingMatrixNZ, RemovePaddingNDAndCast
 from catlass_py.kernel.padding_tag import PaddingTag
+from catlass_py.kernel.quant_matmul_full_load_a_tla import QuantMatmulFullLoadATla
 from catlass_py.kernel.quant_matmul_multistage_workspace import QuantMatmulMultiStageWorkspace
+from catlass_py.kernel.quant_multi_core_splitk_matmul_tla import QuantMultiCoreSplitkMatmulTla
+from catlass_py.kernel.quant_optimized_matmul_tla import QuantOptimizedMatmulTla
 from catlass_py.kernel.single_core_slicek_matmul import SingleCoreSplitkMatmul
 from catlass_py.kernel.splitk_matmul import SplitkMatmul, SplitkReduceAdd
 from catlass_py.kernel.streamk_matmul import StreamkMatmul, StreamkReduceAdd
+from catlass_py.kernel.strided_batched_matmul_tla import StridedBatchedMatmulTla
 from catlass_py.kernel.transpose_quant_batch_matmul import TransposeQuantBatchMatmulKernel
 from catlass_py.kernel.workspace_epilogue import WorkspaceEpilogueKernel
 
 __all__ = [
     "BasicMatmul",
+    "BasicMatmulPreload",
+    "BasicMatmulTla",
     "BatchedMatmul",
     "DeviceGemm",
+    "FAInferKernel",
     "GemmKernel",
     "GroupedMatmul",
     "GroupedMatmulSliceK",
@@ -45,17 +56,23 @@ __all__ = [
     "MatmulEpilogue",
     "MemFill",
     "OptimizedMatmul",
+    "OptimizedMatmulTla",
     "PaddingBuilder",
     "PaddingMatrixBlockND",
+    "PaddingMatrixBlockNDTla",
     "PaddingMatrixNZ",
     "PaddingTag",
+    "QuantMatmulFullLoadATla",
     "QuantMatmulMultiStageWorkspace",
+    "QuantMultiCoreSplitkMatmulTla",
+    "QuantOptimizedMatmulTla",
     "RemovePaddingNDAndCast",
     "SingleCoreSplitkMatmul",
     "SplitkMatmul",
     "SplitkReduceAdd",
     "StreamkMatmul",
     "StreamkReduceAdd",
+    "StridedBatchedMatmulTla",
     "TransposeQuantBatchMatmulKernel",
     "WorkspaceEpilogueKernel",
 ]

@@ -19,6 +19,7 @@ from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import ceil_div, round_up
 from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.integers import is_int
 from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.layout import ColumnMajor, PaddingColumnMajor, PaddingRowMajor, RowMajor
 from catlass_py.numerics import dtypes as dt
@@ -56,8 +57,9 @@ class PaddingMatrixBlockND:
         self.layout_out = PaddingRowMajor if layout_in is RowMajor else PaddingColumnMajor
         if compute_length is None:
             compute_length = 96 * 1024 * 8 // self.element.bits
-        if isinstance(compute_length, bool) or not isinstance(compute_length, int) or compute_length <= 0:
+        if not is_int(compute_length) or compute_length <= 0:
             raise ConfigError(f"{what}: COMPUTE_LENGTH must be a positive int, got {compute_length!r}")
+        compute_length = int(compute_length)
         need = BUFFER_NUM * self.element.nbytes(compute_length)
         if need > self.arch.ub_size:
             raise ConfigError(f"{what}: {BUFFER_NUM} buffers of COMPUTE_LENGTH={compute_length} {self.element} need "

@@ -16,6 +16,7 @@ from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import MatrixCoord, ceil_div, round_down, round_up
 from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.integers import is_int
 from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.kernel.reduce_add import cast_mode
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
@@ -69,9 +70,9 @@ class PaddingMatrixNZ:
         self.layout_out = zN if layout_in is RowMajor else nZ
         if compute_length is None:
             compute_length = 48 * 1024 // self.element.nbytes(1)
-        if (isinstance(compute_length, bool) or not isinstance(compute_length, int)
-                or compute_length < C0_NUM_PER_FRACTAL):
+        if not is_int(compute_length) or compute_length < C0_NUM_PER_FRACTAL:
             raise ConfigError(f"{what}: COMPUTE_LENGTH must be an int >= 16, got {compute_length!r}")
+        compute_length = int(compute_length)
         need = BUFFER_NUM * compute_length * self.element.nbytes(1) * 2
         if need > self.arch.ub_size:
             raise ConfigError(f"{what}: {BUFFER_NUM} x COMPUTE_LENGTH {compute_length} x {self.element.nbytes(1)} B "

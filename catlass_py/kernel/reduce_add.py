@@ -8,6 +8,7 @@ from __future__ import annotations
 from catlass_py.arch.pipes import HardEvent, Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.integers import is_int
 from catlass_py.layout import RowMajor
 from catlass_py.numerics import dtypes as dt
 from catlass_py.numerics.rounding import RoundMode
@@ -24,15 +25,18 @@ def cast_mode(element_out) -> RoundMode:
 
 def check_positive_int(what: str, name: str, v) -> None:
     """Raise :class:`ConfigError` unless ``v`` (template parameter ``name``) is an int >= 1."""
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+    if not is_int(v) or v < 1:
         raise ConfigError(f"{what}: {name} must be an int >= 1, got {v!r}")
 
 
 def reduce_element_types(what: str, element_accumulator, element_out) -> tuple:
-    """``(ElementAccumulator, ElementOut)`` as dtypes; the partial sums must be a float type."""
+    """``(ElementAccumulator, ElementOut)`` as dtypes: float partial sums (cast to the output), or int32 partial
+    sums kept as int32 (example 52's ``SplitkReduceAdd<ArchTag, int32_t, int32_t, ...>``; the vector ``Add``
+    wraps modulo 2**32)."""
     acc, out = dt.get_dtype(element_accumulator), dt.get_dtype(element_out)
-    if acc.kind != "float":
-        raise ConfigError(f"{what}: ElementAccumulator must be a float type, got {acc}")
+    if acc.kind != "float" and not (acc == dt.INT32 and out == dt.INT32):
+        raise ConfigError(f"{what}: ElementAccumulator must be a float type (or int32 reduced to int32), got {acc} "
+                          f"-> {out}")
     return acc, out
 
 

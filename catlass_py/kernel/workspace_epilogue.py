@@ -65,6 +65,7 @@ from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.block.capabilities import PLAIN_CALL, BlockMmadRequirement
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
+from catlass_py.integers import is_int
 from catlass_py.kernel.gemm_kernel import GemmKernel, block_count, offset_a, offset_b, offset_c, operand_layouts
 from catlass_py.kernel.grouped import RoundRobinGroups, get_value
 from catlass_py.layout import RowMajor, VectorLayout
@@ -214,8 +215,9 @@ class WorkspaceEpilogueKernel(GemmKernel):
                  element_group_list=None):
         what = self.kernel_name()
         if workspace_stages is not None:
-            if isinstance(workspace_stages, bool) or not isinstance(workspace_stages, int) or workspace_stages < 1:
+            if not is_int(workspace_stages) or workspace_stages < 1:
                 raise ConfigError(f"{what}: WORKSPACE_STAGES must be an int >= 1, got {workspace_stages!r}")
+            workspace_stages = int(workspace_stages)
             if 2 * workspace_stages > USER_FLAG_IDS:
                 raise ConfigError(
                     f"{what}: {workspace_stages} workspace stages need {2 * workspace_stages} cross-core flag ids but "

@@ -35,7 +35,7 @@ class CompareResult:
     their count plus diagnostics).
 
     ``max_rel_error`` is ``max |a - g| / max(floor, |g|)`` (``floor`` = 1, or 1/256 for the bf16 rule, 0 ->
-    plain |g| for :func:`compare_exact`): the quantity the rule compares with ``rtol``. ``worst_index`` is
+    plain ``|g|`` for :func:`compare_exact`): the quantity the rule compares with ``rtol``. ``worst_index`` is
     the index (into ``actual``'s shape) of the element with the largest such error, NaN-involving elements
     ranking first; None when nothing was checked. ``str()`` is exactly what the CATLASS examples print.
     """

@@ -15,6 +15,9 @@ from catlass_py.errors import ArgumentError
 
 BYTES_PER_C0 = 32
 
+#: the installed ml_dtypes as (major, minor): its casts differ between releases (numerics.rounding)
+ML_DTYPES_VERSION = tuple(int(part) for part in ml_dtypes.__version__.split(".")[:2])
+
 
 @dataclass(frozen=True)
 class DType:

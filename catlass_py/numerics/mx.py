@@ -1,30 +1,40 @@
-"""MX (microscaling) block quantisation: OCP MX v1.0 "FLOOR" shared scale, E8M0 scales.
+"""MX (microscaling) block quantisation: E8M0 shared scales with the OCP (FLOOR) or NV (RCEIL) rule.
 
-Counterpart of PTO ``TQUANT`` (OCP variants, ``MxQuantAlg::OcpMxFp8E4M3`` / ``OcpMxFp4E2M1``) and of the
-reference ``to_mx`` of torchao ``prototype/mx_formats`` (pto-mx-semantics 5.2/5.3). For each block ``V`` of
-``block`` consecutive elements along ``axis``:
+Counterpart of the arithmetic of PTO ``TQUANT`` (``docs/isa/TQUANT.md``, ``include/pto/npu/a5/TQuant.hpp``,
+goldens ``tests/npu/a5/src/st/testcase/tquant/gen_data.py``) and of torchao ``prototype/mx_formats`` ``to_mx``.
+For each block ``V`` of ``block`` consecutive elements along ``axis``:
 
 1. ``amax = max |V_i|`` (NaN if any element is NaN);
-2. shared exponent ``s = floor(log2(amax)) - emax_elem`` (the exponent of ``amax``, read exactly; for fp32
-   this is the biased exponent field minus 127, and fp32 subnormals/zero give -127), clamped to
-   ``[-127, 128]``; the E8M0 scale byte is ``s + 127`` (so 128 gives 0xFF); a non-finite ``amax`` gives
-   0xFF (NaN scale: pto-mx-semantics' default, although torchao gives ``255 - emax`` for inf);
-3. ``P_i = V_i * 2**-s`` (exact), then rounded to the element format with RNE and saturation to +-max
-   (explicit clamp as in the PTO goldens; :func:`~catlass_py.numerics.rounding.cast` with
-   ``saturate=True``). NaN elements stay NaN for fp8 and become 0 for fp4; blocks with a NaN scale are
-   NaN after dequantisation whatever their elements.
+2. the E8M0 scale byte ``e``:
 
-``emax_elem`` (largest power of two of the element format): e4m3fn 8, e5m2 15, e2m1 2, e1m2 0.
-Inputs are read exactly (fp32/bf16/fp16 as on hardware; float64 is not first rounded to fp32).
+   * ``scale_alg="ocp"`` (FLOOR; ``MxQuantAlg::OcpMx*``): ``e = max(E(amax) - emax, 0)`` with ``E`` the biased
+     fp32 exponent field of ``amax`` (0 for zero and fp32 subnormals; values beyond fp32 saturate at 255 -
+     emax) and ``emax`` the largest power of two of the element format (e4m3fn 8, e5m2 15, e2m1 2, e1m2 0);
+   * ``scale_alg="nv"`` (RCEIL; ``MxQuantAlg::NvMx*``): ``d = fp32(fp32(amax) * fp32(1 / max_finite))`` and
+     ``e = ceil(log2 d) + 127`` read off the bits of ``d`` (exponent field, plus one when the mantissa is
+     non-zero below 0xFE, or when a subnormal ``d`` exceeds 2**-127); an infinite ``d`` gives 0xFE;
+   * a NaN ``amax`` gives 0xFF (NaN scale);
 
-Options where the sources disagree (pto-mx-semantics 5.3, [CONFLICT]); the defaults follow the PTO goldens:
+3. ``P_i = V_i * 2**(127 - e)`` (exact), clamped to +-max_finite, rounded to the element format with RNE
+   (:func:`~catlass_py.numerics.rounding.cast`, ``saturate=True``). In a NaN-scale block every ``P_i`` is NaN:
+   fp8 stores NaN (0x7F); fp4 has no NaN and stores code 0x7 (+6), as PTO's E2M1 encoder does for NaN.
 
-* ``inf_scale="nan"``: an infinite block maximum gives the NaN scale 0xFF (goldens, torchao for NaN);
-  ``"exponent"`` keeps the PTO CPU simulator's arithmetic, biased fp32 exponent 255 minus ``emax_elem``
-  (0xF7 for e4m3).
-* ``rounding="rne"``: stage 3 rounds to nearest even (goldens, CPU simulator); ``"stochastic"`` rounds
-  up with probability equal to the fractional distance to the next grid point (what the TQUANT document
-  says the hardware does with SPR.CTRL[50] = 1), drawing from ``rng``.
+Inputs are read exactly (fp32/bf16/fp16 as on hardware; float64 is not first rounded to fp32, except that the
+NV rule multiplies the maximum in fp32 as the hardware does).
+
+Where PTO-ISA's ISA text and its reference code disagree, the default follows the code and its goldens and
+the other behaviour is a named option:
+
+* ``inf_scale="exponent"`` (default): an infinite block maximum keeps the OCP exponent arithmetic, ``255 -
+  emax`` (0xF7 for e4m3, 0xFD for e2m1: the ``inf_only`` goldens of ``tquant/gen_data.py``, ``TQuant.hpp``
+  ``ComputeF32OcpExpAndScaling``); ``"nan"`` gives the NaN scale 0xFF (pto-mx-semantics' earlier reading);
+* ``fp4_nan="max"`` (default): NaN elements of fp4 blocks become code 0x7 (``TQuant.hpp``
+  ``CalcE2M1SignedCodeI32`` and ``SaturateBf16NaNToPosInf``); ``"zero"`` stores 0 instead;
+* ``rounding="rne"`` (default, goldens and ``vcvt ... ROUND_R``); ``"stochastic"`` rounds up with probability
+  equal to the fractional distance to the next grid point, which ``TQUANT.md`` says stage 3 does with
+  ``SPR.CTRL[50] = 1`` (draws from ``rng``);
+* ``emax=None`` (default: the table above, as ``TQuant.hpp``'s ``OcpMxFp4E2M1Spec`` uses 2 for e2m1);
+  ``TQUANT.md``'s table gives 1 for e2m1, which ``emax=1`` selects.
 """
 
 from __future__ import annotations
@@ -39,6 +49,8 @@ from catlass_py.numerics.rounding import cast, float_format
 
 E8M0_BIAS = 127
 E8M0_NAN = 0xFF
+#: the code PTO's E2M1 encoder gives a NaN element (+6, the largest magnitude): TQuant.hpp, tquant goldens
+FP4_NAN_CODE = 0x7
 MX_ELEMENT_EMAX = {
     _dt.FLOAT8_E4M3FN.name: 8,
     _dt.FLOAT8_E5M2.name: 15,
@@ -77,29 +89,66 @@ def _unblocked(b: np.ndarray, axis: int) -> np.ndarray:
     return np.moveaxis(flat, -1, axis)
 
 
-_INF_SCALES = ("nan", "exponent")
+_INF_SCALES = ("exponent", "nan")
+_SCALE_ALGS = ("ocp", "nv")
+_FP4_NANS = ("max", "zero")
+FP32_EXP_MASK = 0x7F800000
+FP32_MANT_MASK = 0x007FFFFF
 
 
-def mx_scale_exponent(amax, elem_dtype, *, inf_scale: str = "nan") -> np.ndarray:
-    """E8M0 scale bytes (uint8) for block maxima ``amax`` (OCP FLOOR; PTO ``TQUANT`` stage 2 for OCP).
+def _choice(name: str, value, allowed) -> None:
+    if value not in allowed:
+        raise ArgumentError(f"{name}: expected one of {allowed}, got {value!r}")
 
-    ``inf_scale`` chooses what an infinite maximum gives: ``"nan"`` (0xFF, default) or ``"exponent"`` (the
-    PTO CPU simulator's ``255 - emax_elem``). A NaN maximum always gives 0xFF.
-    """
-    t = _elem(elem_dtype)
-    if inf_scale not in _INF_SCALES:
-        raise ArgumentError(f"inf_scale: expected one of {_INF_SCALES}, got {inf_scale!r}")
-    a = np.abs(to_float64(np.asarray(amax)))
+
+def _emax(t: _dt.DType, emax) -> int:
+    if emax is None:
+        return MX_ELEMENT_EMAX[t.name]
+    if isinstance(emax, bool) or not isinstance(emax, (int, np.integer)) or not 0 <= emax <= 127:
+        raise ArgumentError(f"emax: expected an integer in [0, 127] or None, got {emax!r}")
+    return int(emax)
+
+
+def _biased_exponent(a: np.ndarray) -> np.ndarray:
+    """Biased fp32 exponent field of the non-negative float64 values ``a`` (finite ones): 0 for zero and fp32
+    subnormals, 255 beyond the fp32 range (values that would round to inf)."""
     finite = np.isfinite(a)
     _, exp = np.frexp(np.where(finite & (a > 0), a, 1.0))
-    e = np.where(finite & (a > 0), exp.astype(np.int64) - 1, -E8M0_BIAS)
-    # [-127, 128] as torchao: 128 (only reachable from float64 inputs beyond the fp32 range) is 0xFF = NaN
-    s = np.clip(e - MX_ELEMENT_EMAX[t.name], -E8M0_BIAS, E8M0_BIAS + 1)
-    biased = (s + E8M0_BIAS).astype(np.uint8)
-    out = np.where(finite, biased, np.uint8(E8M0_NAN)).astype(np.uint8)
-    if inf_scale == "exponent":
-        out = np.where(np.isinf(a), np.uint8(255 - MX_ELEMENT_EMAX[t.name]), out).astype(np.uint8)
-    return out
+    e = exp.astype(np.int64) - 1 + E8M0_BIAS  # a = m * 2**(exp-1) with 1 <= m < 2
+    return np.where(finite & (a > 0), np.clip(e, 0, 255), 0)
+
+
+def mx_scale_exponent(amax, elem_dtype, *, inf_scale: str = "exponent", scale_alg: str = "ocp",
+                      emax: int | None = None) -> np.ndarray:
+    """E8M0 scale bytes (uint8) for block maxima ``amax`` (stage 2 of the module docstring).
+
+    ``scale_alg`` is "ocp" (FLOOR) or "nv" (RCEIL); ``inf_scale`` chooses what an infinite OCP maximum gives:
+    "exponent" (``255 - emax``, default) or "nan" (0xFF); ``emax`` overrides the element format's. A NaN
+    maximum always gives 0xFF.
+    """
+    t = _elem(elem_dtype)
+    _choice("inf_scale", inf_scale, _INF_SCALES)
+    _choice("scale_alg", scale_alg, _SCALE_ALGS)
+    em = _emax(t, emax)
+    a = np.abs(to_float64(np.asarray(amax)))
+    nan = np.isnan(a)
+    if scale_alg == "nv":
+        recip = np.float32(1.0) / np.float32(float_format(t).max_finite)
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = (np.where(nan, 0.0, a).astype(np.float32) * recip).astype(np.float32)
+        bits = np.ascontiguousarray(d).view(np.uint32).astype(np.int64)
+        exp = (bits & FP32_EXP_MASK) >> 23
+        mant = bits & FP32_MANT_MASK
+        up = ((mant != 0) & (exp > 0) & (exp < 0xFE)) | ((exp == 0) & (mant > 0x00400000))
+        e = np.where(exp == 0xFF, 0xFE, exp + up)
+    else:
+        biased = _biased_exponent(a)
+        e = np.maximum(biased - em, 0)
+        if inf_scale == "nan":
+            e = np.where(np.isinf(a), E8M0_NAN, e)
+        else:
+            e = np.where(np.isinf(a), 255 - em, e)
+    return np.where(nan, E8M0_NAN, e).astype(np.uint8)
 
 
 def e8m0_decode(scales, dtype=np.float32) -> np.ndarray:
@@ -135,19 +184,21 @@ def _stochastic(p: np.ndarray, fmt, rng) -> np.ndarray:
     return np.where(u < prob, away, toward)
 
 
-def quantize_mx(x, elem_dtype, block: int = 32, axis: int = -1, *, inf_scale: str = "nan",
-                rounding: str = "rne", rng=None) -> tuple[np.ndarray, np.ndarray]:
-    """Quantise ``x`` to MX: returns ``(data, scales)`` (PTO ``TQUANT`` OCP / torchao ``to_mx`` FLOOR).
+def quantize_mx(x, elem_dtype, block: int = 32, axis: int = -1, *, scale_alg: str = "ocp",
+                inf_scale: str = "exponent", fp4_nan: str = "max", rounding: str = "rne", rng=None,
+                emax: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Quantise ``x`` to MX: returns ``(data, scales)`` (the arithmetic of PTO ``TQUANT``; torchao ``to_mx``).
 
     ``data`` has ``x``'s shape and ``elem_dtype``'s storage (ml_dtypes float8_e4m3fn / float8_e5m2 /
     float4_e2m1fn, or uint8 codes for fp4 e1m2; :func:`~catlass_py.numerics.packing.pack_fp4` packs fp4 two
     per byte). ``scales`` are uint8 E8M0 bytes (decode with :func:`e8m0_decode`) with ``x``'s shape except
-    ``shape[axis] // block`` along ``axis``. ``inf_scale`` and ``rounding`` select the alternatives of the
-    module docstring; ``rounding="stochastic"`` needs ``rng`` (a ``numpy.random.Generator``).
+    ``shape[axis] // block`` along ``axis``. ``scale_alg``, ``inf_scale``, ``fp4_nan``, ``rounding`` and
+    ``emax`` select the alternatives of the module docstring; ``rounding="stochastic"`` needs ``rng`` (a
+    ``numpy.random.Generator``). ``x`` is never modified.
     """
     t = _elem(elem_dtype)
-    if rounding not in ("rne", "stochastic"):
-        raise ArgumentError(f"rounding: expected 'rne' or 'stochastic', got {rounding!r}")
+    _choice("rounding", rounding, ("rne", "stochastic"))
+    _choice("fp4_nan", fp4_nan, _FP4_NANS)
     if rounding == "stochastic" and not isinstance(rng, np.random.Generator):
         raise ArgumentError(f"rng: stochastic rounding needs a numpy.random.Generator, got {rng!r}")
     xv = np.asarray(x)
@@ -157,17 +208,23 @@ def quantize_mx(x, elem_dtype, block: int = 32, axis: int = -1, *, inf_scale: st
     blocks, ax = _blocked(v, block, axis)
     with np.errstate(invalid="ignore"):
         amax = np.max(np.abs(blocks), axis=-1)  # NaN propagates
-    scales = mx_scale_exponent(amax, t, inf_scale=inf_scale)
+    scales = mx_scale_exponent(amax, t, inf_scale=inf_scale, scale_alg=scale_alg, emax=emax)
     nan_scale = scales == E8M0_NAN
-    s = np.where(nan_scale, 0, scales.astype(np.int64) - E8M0_BIAS)
-    p = np.ldexp(blocks, (-s)[..., None].astype(np.int32))  # exact power-of-two scaling
+    shift = E8M0_BIAS - np.where(nan_scale, E8M0_BIAS, scales.astype(np.int64))
+    p = np.ldexp(blocks, shift[..., None].astype(np.int32))  # exact power-of-two scaling
     fmt = float_format(t)
     p = np.where(nan_scale[..., None], np.nan, p)
     with np.errstate(invalid="ignore"):
         p = np.clip(p, -fmt.max_finite, fmt.max_finite)  # PTO golden clamp (NaN passes through)
     if rounding == "stochastic":
         p = _stochastic(p, fmt, rng)  # exact grid points: the cast below only stores them
-    data = cast(_unblocked(p, ax), t, RoundMode.RINT, saturate=True, keep_nan=True)
+    flat = _unblocked(p, ax)
+    data = cast(flat, t, RoundMode.RINT, saturate=True, keep_nan=True)
+    if t.packed and fp4_nan == "max":
+        nan = np.isnan(flat)
+        if nan.any():
+            codes = data.view(np.uint8) if data.dtype != np.uint8 else data
+            codes[nan] = FP4_NAN_CODE
     scale_out = np.moveaxis(scales, -1, ax)
     return data, np.ascontiguousarray(scale_out)
 

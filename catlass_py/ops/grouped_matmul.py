@@ -3,10 +3,13 @@ numpy-out function over a list of independent problems of any shapes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
+from catlass_py.arch.budget import Footprint, array_bytes, workspace_size
 from catlass_py.arch.memory import GlobalBuffer
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.grouped_matmul import assemble
@@ -16,6 +19,7 @@ from catlass_py.kernel.grouped_matmul import MAX_TENSOR_COUNT
 from catlass_py.layout import RowMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     as_stored,
     check_core_num,
@@ -25,8 +29,16 @@ from catlass_py.ops.operator import (
     op_options,
     out_element,
     parse_layout,
+    stored_copy_bytes,
 )
 from catlass_py.virtual import is_virtual, virtual_array
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -77,6 +89,42 @@ def _pack(arrays, layout, dtype) -> np.ndarray:
     return np.concatenate(flat) if flat else np.zeros(0, dtype)
 
 
+@overload
+def grouped_matmul(a_list: Sequence[ArrayT], b_list: Sequence[ArrayLike], *, layout_a: LayoutLike = ...,
+                   layout_b: LayoutLike = ..., out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                   arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                   return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> list[ArrayT]: ...
+
+
+@overload
+def grouped_matmul(a_list: Sequence[ArrayT], b_list: Sequence[ArrayLike], *, layout_a: LayoutLike = ...,
+                   layout_b: LayoutLike = ..., out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                   arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: Literal[True],
+                   return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[list[ArrayT], WorkloadReport]: ...
+
+
+@overload
+def grouped_matmul(a_list: Sequence[ArrayT], b_list: Sequence[ArrayLike], *, layout_a: LayoutLike = ...,
+                   layout_b: LayoutLike = ..., out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                   arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                   return_launch: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[list[ArrayT], LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul(a_list: Sequence[ArrayT], b_list: Sequence[ArrayLike], *, layout_a: LayoutLike = ...,
+                   layout_b: LayoutLike = ..., out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                   arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: Literal[True],
+                   return_launch: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[list[ArrayT], WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul(a_list: Sequence[ArrayT], b_list: Sequence[ArrayLike], *, layout_a: LayoutLike = ...,
+                   layout_b: LayoutLike = ..., out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                   arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: bool = ...,
+                   return_launch: bool = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> list[ArrayT] | tuple[Any, ...]: ...
+
+
+@array_op(lists=("a_list", "b_list"))
 def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dtype=None, core_num: int = 24,
                    seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                    return_launch: bool = False, observers=(), kernel=None):
@@ -96,16 +144,31 @@ def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dty
     if kernel is None:
         kernel = build_kernel(run.arch, elem, la, lb, out)
     np_in = get_dtype(elem).numpy
-    a_buf = _pack(a_list, la, np_in)
-    b_buf = _pack(b_list, lb, np_in)
     out_np = get_dtype(out).numpy
-    host_c = run.zeros(sum(s.m * s.n for s in shapes), out_np)
-    gm_a = GlobalBuffer.from_array(a_buf, "a", read_only=True).tensor(elem)
-    gm_b = GlobalBuffer.from_array(b_buf, "b", read_only=True).tensor(elem)
     layouts_a = [la(s.m, s.k) for s in shapes]
     layouts_b = [lb(s.k, s.n) for s in shapes]
     layouts_c = [RowMajor(s.m, s.n) for s in shapes]
-    args = kernel.Arguments(len(shapes), shapes, gm_a, layouts_a, gm_b, layouts_b, gm_output("c", host_c), layouts_c)
+    # the memory budget first: the packed operands (and the per-group copies a layout change makes on the way),
+    # C, the workspace
+    sizes = {"a": (sum(x.nbytes for x in a_list), elem), "b": (sum(x.nbytes for x in b_list), elem),
+             "c": (array_bytes((sum(s.m * s.n for s in shapes),), out_np), out_np)}
+    footprint = Footprint()
+    for name, arrays, layout in (("a", a_list, la), ("b", b_list, lb)):  # shape-only operands pack to nothing
+        footprint = footprint.add("gm", f"packed {name}", 0 if any(is_virtual(x) for x in arrays) else sizes[name][0])
+        footprint = footprint.add("gm", f"copies of {name}", sum(stored_copy_bytes(x, layout) for x in arrays))
+    footprint = run.reserve(footprint.add("gm", "c", sizes["c"][0] if run.numerics else 0), "grouped_matmul", kernel)
+
+    def arguments(gm):
+        return kernel.Arguments(len(shapes), shapes, gm["a"], layouts_a, gm["b"], layouts_b, gm["c"], layouts_c)
+
+    run.reserve(footprint.without("cores").add("workspace", "workspace", workspace_size(kernel, arguments, sizes)),
+                "grouped_matmul", kernel)
+    a_buf = _pack(a_list, la, np_in)
+    b_buf = _pack(b_list, lb, np_in)
+    host_c = run.zeros(sum(s.m * s.n for s in shapes), out_np)
+    gm_a = GlobalBuffer.from_array(a_buf, "a", read_only=True).tensor(elem)
+    gm_b = GlobalBuffer.from_array(b_buf, "b", read_only=True).tensor(elem)
+    args = arguments({"a": gm_a, "b": gm_b, "c": gm_output("c", host_c)})
     result, off = [], 0
     for s in shapes:
         result.append(host_c[off:off + s.m * s.n].reshape(s.m, s.n))

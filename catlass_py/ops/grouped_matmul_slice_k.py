@@ -3,9 +3,10 @@ numpy-in / numpy-out function."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.grouped_matmul_slice_k import assemble
@@ -14,16 +15,22 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_extent,
     check_group_list,
     element_of,
-    gm_input,
-    gm_output,
     op_options,
     out_element,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=16)
@@ -54,6 +61,42 @@ def validate_inputs(a, b, group_list, out_dtype, core_num, arch):
     return g, m, n, k, elem, out
 
 
+@overload
+def grouped_matmul_slice_k(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, out_dtype: DTypeLike = ...,
+                           core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                           options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                           return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def grouped_matmul_slice_k(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, out_dtype: DTypeLike = ...,
+                           core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                           options: LaunchParams | None = ..., return_report: Literal[True],
+                           return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def grouped_matmul_slice_k(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, out_dtype: DTypeLike = ...,
+                           core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                           options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                           return_launch: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_k(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, out_dtype: DTypeLike = ...,
+                           core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                           options: LaunchParams | None = ..., return_report: Literal[True],
+                           return_launch: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_k(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, out_dtype: DTypeLike = ...,
+                           core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                           options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def grouped_matmul_slice_k(a, b, group_list, *, out_dtype=None, core_num: int = 24, seed: int | None = None,
                            arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                            return_launch: bool = False, observers=(), kernel=None):
@@ -70,10 +113,12 @@ def grouped_matmul_slice_k(a, b, group_list, *, out_dtype=None, core_num: int = 
     g, m, n, k, elem, out = validate_inputs(a, b, group_list, out_dtype, run.core_num, run.arch)
     if kernel is None:
         kernel = build_kernel(run.arch, elem, out)
-    host_c = run.zeros((g, m, n), get_dtype(out).numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), g, gm_input("group_list", group_list), gm_input("a", a, ColumnMajor),
-                            gm_input("b", b), gm_output("c", host_c))
-    return run.run(kernel, args, host_c)
+    args, host = run.device_arguments(
+        "grouped_matmul_slice_k", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["c"]),
+        inputs={"group_list": group_list, "a": (a, ColumnMajor), "b": b},
+        outputs={"c": ((g, m, n), get_dtype(out).numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["build_kernel", "grouped_matmul_slice_k", "validate_inputs"]

@@ -4,7 +4,9 @@ a numpy-in / numpy-out function. The kernel is assembled by
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -15,16 +17,22 @@ from catlass_py.gemm import GemmCoord
 
 OUT_TYPES = ("bfloat16", "float16")
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_group_list,
     check_kernel_group_list,
     check_positive,
     check_shape,
-    gm_input,
-    gm_output,
     op_options,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=16)
@@ -56,6 +64,52 @@ def validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch):
     return g, m, n, k, out, str(gl.dtype)
 
 
+@overload
+def grouped_matmul_slice_k_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             return_report: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                                             kernel: Any = ..., options: LaunchParams | None = ...,
+                                             return_launch: Literal[False] = ...) -> ArrayT: ...
+
+
+@overload
+def grouped_matmul_slice_k_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             return_report: Literal[True], observers: Sequence[Observer] = ...,
+                                             kernel: Any = ..., options: LaunchParams | None = ...,
+                                             return_launch: Literal[False] = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def grouped_matmul_slice_k_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             return_report: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                                             kernel: Any = ..., options: LaunchParams | None = ...,
+                                             return_launch: Literal[True]) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_k_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             return_report: Literal[True], observers: Sequence[Observer] = ...,
+                                             kernel: Any = ..., options: LaunchParams | None = ...,
+                                             return_launch: Literal[True]) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_k_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             return_report: bool = ..., observers: Sequence[Observer] = ...,
+                                             kernel: Any = ..., options: LaunchParams | None = ...,
+                                             return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_scale, *, core_num: int = 24,
                                              seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
                                              return_report: bool = False, observers=(), kernel=None, options=None,
@@ -78,12 +132,14 @@ def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_
     else:
         check_kernel_group_list(kernel, gdt)
     mmad = kernel.block_mmad
-    d_host = run.zeros((g, m, n), kernel.block_epilogue.d_type.element.numpy)
-    args = kernel.Arguments(
-        GemmCoord(m, n, k), g, gm_input("group_list", group_list),
-        gm_input("a", a, mmad.a_type.layout), gm_input("b", b, mmad.b_type.layout),
-        gm_input("scale", scale), gm_input("per_token_scale", per_token_scale), gm_output("d", d_host))
-    return run.run(kernel, args, d_host)
+    args, host = run.device_arguments(
+        "grouped_matmul_slice_k_per_token_dequant", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["scale"],
+                                    gm["per_token_scale"], gm["d"]),
+        inputs={"group_list": group_list, "a": (a, mmad.a_type.layout), "b": (b, mmad.b_type.layout),
+                "scale": scale, "per_token_scale": per_token_scale},
+        outputs={"d": ((g, m, n), kernel.block_epilogue.d_type.element.numpy)})
+    return run.run(kernel, args, host["d"])
 
 
 __all__ = ["build_kernel", "grouped_matmul_slice_k_per_token_dequant", "validate_inputs"]

@@ -3,7 +3,9 @@ numpy-in / numpy-out function."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -13,17 +15,23 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_extent,
     check_group_list,
     element_of,
-    gm_input,
-    gm_output,
     op_options,
     out_element,
     parse_layout,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -42,7 +50,7 @@ def check_segmented_group_list(group_list, group_count: int, total: int, *, axis
     if group_count and gl.min() < 0:
         i = int(np.argmin(gl))
         raise ArgumentError(f"group_list: group sizes must be >= 0, got {int(gl[i])} at index {i}")
-    s = int(gl.sum()) if group_count else 0
+    s = sum(gl.tolist())  # Python ints: an int64 sum would wrap (four times 2**62 is 0)
     if s > total:
         raise ArgumentError(f"group_list: group sizes must sum to at most {axis} = {total}, got {s}")
     return gl
@@ -74,6 +82,47 @@ def validate_inputs(a, b, group_list, layout_b, segmented, out_dtype, core_num, 
     return g, m, n, k, elem, out
 
 
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: Literal[False] = ..., return_launch: Literal[False] = ...,
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: Literal[True], return_launch: Literal[False] = ...,
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: Literal[False] = ..., return_launch: Literal[True],
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: Literal[True], return_launch: Literal[True],
+                           observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, layout_b: LayoutLike = ...,
+                           segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                           seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                           return_report: bool = ..., return_launch: bool = ..., observers: Sequence[Observer] = ...,
+                           kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def grouped_matmul_slice_m(a, b, group_list, *, layout_b="column", segmented: bool = False, out_dtype=None,
                            core_num: int = 24, seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
                            options=None, return_report: bool = False, return_launch: bool = False, observers=(),
@@ -93,10 +142,12 @@ def grouped_matmul_slice_m(a, b, group_list, *, layout_b="column", segmented: bo
     lb = parse_layout("layout_b", layout_b)
     if kernel is None:
         kernel = build_kernel(run.arch, tiling_for(n, k), elem, lb, out, segmented)
-    host_c = run.zeros((m, n), get_dtype(out).numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), g, gm_input("group_list", group_list), gm_input("a", a),
-                            gm_input("b", b, lb), gm_output("c", host_c))
-    return run.run(kernel, args, host_c)
+    args, host = run.device_arguments(
+        "grouped_matmul_slice_m", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["c"]),
+        inputs={"group_list": group_list, "a": a, "b": (b, lb)},
+        outputs={"c": ((m, n), get_dtype(out).numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["build_kernel", "check_segmented_group_list", "grouped_matmul_slice_m", "validate_inputs"]

@@ -7,9 +7,10 @@ simulated Atlas A2 AI cores.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.grouped_matmul_slice_m_per_token_dequant import assemble
@@ -17,14 +18,20 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_group_list,
     check_shape,
-    gm_input,
-    gm_output,
     op_options,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=16)
@@ -59,6 +66,52 @@ def validate_inputs(a, b, group_list, scale, per_token_scale, core_num, arch) ->
     return g, m, n, k, out
 
 
+@overload
+def grouped_matmul_slice_m_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                                             return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                                             kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             options: LaunchParams | None = ..., return_report: Literal[True],
+                                             return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                                             kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                                             return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                                             kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             options: LaunchParams | None = ..., return_report: Literal[True],
+                                             return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                                             kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                             scale: ArrayLike, per_token_scale: ArrayLike, *, core_num: int = ...,
+                                             seed: int | None = ..., arch: ArchSpec | str = ...,
+                                             options: LaunchParams | None = ..., return_report: bool = ...,
+                                             return_launch: bool = ..., observers: Sequence[Observer] = ...,
+                                             kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, per_token_scale, *, core_num: int = 24,
                                              seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None,
                                              return_report: bool = False, return_launch: bool = False, observers=(),
@@ -78,11 +131,13 @@ def grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, per_token_
     g, m, n, k, out = validate_inputs(a, b, group_list, scale, per_token_scale, run.core_num, run.arch)
     if kernel is None:
         kernel = build_kernel(run.arch, out)
-    d_host = run.zeros((m, n), scale.dtype)
-    args = kernel.Arguments(GemmCoord(m, n, k), g, run.core_num, gm_input("group_list", group_list), gm_input("a", a),
-                            gm_input("b", b), gm_input("scale", scale), gm_input("per_token_scale", per_token_scale),
-                            gm_output("d", d_host))
-    return run.run(kernel, args, d_host)
+    args, host = run.device_arguments(
+        "grouped_matmul_slice_m_per_token_dequant", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, run.core_num, gm["group_list"], gm["a"], gm["b"],
+                                    gm["scale"], gm["per_token_scale"], gm["d"]),
+        inputs={"group_list": group_list, "a": a, "b": b, "scale": scale, "per_token_scale": per_token_scale},
+        outputs={"d": ((m, n), scale.dtype)})
+    return run.run(kernel, args, host["d"])
 
 
 __all__ = ["build_kernel", "grouped_matmul_slice_m_per_token_dequant", "validate_inputs"]

@@ -4,7 +4,9 @@ full-size workspace) as a numpy-in / numpy-out function. The kernel is assembled
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -14,17 +16,23 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_group_list,
     check_kernel_group_list,
     check_positive,
     check_shape,
-    gm_input,
-    gm_output,
     op_options,
     parse_out_dtype,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 SCALE_TYPES = ("float32", "float16", "bfloat16")
 OUT_TYPES = ("float16", "bfloat16")
@@ -63,6 +71,58 @@ def validate_inputs(a, b, group_list, scale, per_token_scale, out_dtype, core_nu
     return g, m, n, k, out, sdt, str(gl.dtype)
 
 
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ...,
+                                                 return_report: Literal[False] = ...,
+                                                 return_launch: Literal[False] = ...,
+                                                 observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ..., return_report: Literal[True],
+                                                 return_launch: Literal[False] = ...,
+                                                 observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ...,
+                                                 return_report: Literal[False] = ..., return_launch: Literal[True],
+                                                 observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ..., return_report: Literal[True],
+                                                 return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                                                 kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def grouped_matmul_slice_m_per_token_dequant_moe(a: ArrayT, b: ArrayLike, group_list: ArrayLike,
+                                                 scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                                 out_dtype: DTypeLike = ..., core_num: int = ...,
+                                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                                 options: LaunchParams | None = ..., return_report: bool = ...,
+                                                 return_launch: bool = ..., observers: Sequence[Observer] = ...,
+                                                 kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, per_token_scale, *, out_dtype=None,
                                                  core_num: int = 24, seed: int | None = None,
                                                  arch: ArchSpec | str = ATLAS_A2, options=None,
@@ -88,12 +148,13 @@ def grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, per_to
     else:
         check_kernel_group_list(kernel, gdt)
     d_type = kernel.block_epilogue.d_type.element
-    d_host = run.zeros((m, n), d_type.numpy)
-    gm = {name: gm_input(name, x) for name, x in (("a", a), ("b", b), ("group_list", group_list), ("scale", scale),
-                                                   ("per_token_scale", per_token_scale))}
-    args = kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["scale"],
-                            gm["per_token_scale"], gm_output("d", d_host))
-    return run.run(kernel, args, d_host)
+    args, host = run.device_arguments(
+        "grouped_matmul_slice_m_per_token_dequant_moe", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["scale"],
+                                    gm["per_token_scale"], gm["d"]),
+        inputs={"a": a, "b": b, "group_list": group_list, "scale": scale, "per_token_scale": per_token_scale},
+        outputs={"d": ((m, n), d_type.numpy)})
+    return run.run(kernel, args, host["d"])
 
 
 __all__ = ["build_kernel", "grouped_matmul_slice_m_per_token_dequant_moe", "validate_inputs"]

@@ -4,9 +4,10 @@ numpy-out functions. The kernels are assembled by :mod:`catlass_py.assemblies.ma
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies import matmul_gelu as gelu_assembly
@@ -18,15 +19,21 @@ from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
     FLOAT_OUT_TYPES,
     FLOAT_TYPES,
+    array_op,
     check_core_num,
     check_matmul_operands,
     check_positive,
-    gm_input,
-    gm_output,
     op_options,
     parse_layout,
     parse_out_dtype,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 OUT_TYPES = FLOAT_OUT_TYPES
 _ASSEMBLIES = {"gelu": gelu_assembly, "silu": silu_assembly}
@@ -66,12 +73,50 @@ def _matmul_activation(activation, a, b, *, out_dtype, layout_a, layout_b, core_
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     d_type = kernel.block_epilogue.d_type.element
-    d_host = run.zeros((m, n), d_type.numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1), gm_input("a", a, la),
-                            gm_input("b", b, lb), gm_output("d", d_host))
-    return run.run(kernel, args, d_host)
+    args, host = run.device_arguments(
+        f"matmul_{activation}", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1), gm["a"], gm["b"],
+                                    gm["d"]),
+        inputs={"a": (a, la), "b": (b, lb)}, outputs={"d": ((m, n), d_type.numpy)})
+    return run.run(kernel, args, host["d"])
 
 
+@overload
+def matmul_gelu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def matmul_gelu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[True], return_launch: Literal[False] = ...,
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def matmul_gelu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[False] = ..., return_launch: Literal[True],
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def matmul_gelu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[True], return_launch: Literal[True],
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def matmul_gelu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def matmul_gelu(a, b, *, out_dtype=None, layout_a="row_major", layout_b="row_major", core_num: int = 24,
                 seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                 return_launch: bool = False, observers=(), kernel=None):
@@ -86,6 +131,42 @@ def matmul_gelu(a, b, *, out_dtype=None, layout_a="row_major", layout_b="row_maj
                               return_launch=return_launch, observers=observers, kernel=kernel)
 
 
+@overload
+def matmul_silu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def matmul_silu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[True], return_launch: Literal[False] = ...,
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def matmul_silu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[False] = ..., return_launch: Literal[True],
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def matmul_silu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[True], return_launch: Literal[True],
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def matmul_silu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def matmul_silu(a, b, *, out_dtype=None, layout_a="row_major", layout_b="row_major", core_num: int = 24,
                 seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                 return_launch: bool = False, observers=(), kernel=None):

@@ -5,9 +5,10 @@ The kernel is assembled by :mod:`catlass_py.assemblies.matmul_add` and runs on t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.matmul_add import assemble
@@ -16,15 +17,21 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.layout import RowMajor
 from catlass_py.ops.operator import (
     FLOAT_TYPES,
+    array_op,
     as_array,
     check_core_num,
     check_positive,
     check_shape,
-    gm_input,
-    gm_output,
     op_options,
     parse_layout,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -51,6 +58,42 @@ def validate_inputs(a, b, x, core_num, arch) -> tuple[int, int, int, str]:
     return m, n, k, element
 
 
+@overload
+def matmul_add(a: ArrayT, b: ArrayLike, x: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+               return_report: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+               options: LaunchParams | None = ..., return_launch: Literal[False] = ...) -> ArrayT: ...
+
+
+@overload
+def matmul_add(a: ArrayT, b: ArrayLike, x: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: Literal[True],
+               observers: Sequence[Observer] = ..., kernel: Any = ..., options: LaunchParams | None = ...,
+               return_launch: Literal[False] = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def matmul_add(a: ArrayT, b: ArrayLike, x: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+               return_report: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+               options: LaunchParams | None = ..., return_launch: Literal[True]) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def matmul_add(a: ArrayT, b: ArrayLike, x: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: Literal[True],
+               observers: Sequence[Observer] = ..., kernel: Any = ..., options: LaunchParams | None = ...,
+               return_launch: Literal[True]) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def matmul_add(a: ArrayT, b: ArrayLike, x: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: bool = ...,
+               observers: Sequence[Observer] = ..., kernel: Any = ..., options: LaunchParams | None = ...,
+               return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def matmul_add(a, b, x, *, layout_a="row_major", layout_b="row_major", core_num: int = 24, seed: int | None = None,
                arch: ArchSpec | str = ATLAS_A2, return_report: bool = False, observers=(), kernel=None, options=None,
                return_launch: bool = False):
@@ -71,12 +114,12 @@ def matmul_add(a, b, x, *, layout_a="row_major", layout_b="row_major", core_num:
         kernel = build_kernel(run.arch, 0 if m > n else 1, element, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
-    d_host = run.copy(x)  # D's buffer holds X on entry (as in the C++)
-    gm_a = gm_input("a", a, la)
-    gm_b = gm_input("b", b, lb)
-    gm_d = gm_output("d", d_host)
-    args = kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1), gm_a, gm_b, gm_d)
-    return run.run(kernel, args, d_host)
+    args, host = run.device_arguments(  # D's buffer holds X on entry (as in the C++)
+        "matmul_add", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1), gm["a"], gm["b"],
+                                    gm["d"]),
+        inputs={"a": (a, la), "b": (b, lb)}, outputs={"d": ((m, n), x.dtype, x)})
+    return run.run(kernel, args, host["d"])
 
 
 __all__ = ["build_kernel", "matmul_add", "validate_inputs"]

@@ -3,9 +3,10 @@ function."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.matmul_bias import assemble
@@ -13,16 +14,22 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_extent,
     element_of,
-    gm_input,
-    gm_output,
     op_options,
     out_element,
     parse_layout,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 #: input element -> bias elements the BT path accepts (CATLASS rejects bf16 bias; the BT holds the accumulator)
 BIAS_ELEMENTS = {"float16": ("float16", "float32"), "bfloat16": ("float32",), "int8": ("int32",)}
@@ -58,6 +65,42 @@ def validate_inputs(a, b, bias, layout_a, layout_b, out_dtype, core_num, arch):
     return m, n, k, elem, get_dtype(bias.dtype).name, out
 
 
+@overload
+def matmul_bias(a: ArrayT, b: ArrayLike, bias: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                return_launch: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def matmul_bias(a: ArrayT, b: ArrayLike, bias: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[True], return_launch: Literal[False] = ...,
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def matmul_bias(a: ArrayT, b: ArrayLike, bias: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[False] = ..., return_launch: Literal[True],
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def matmul_bias(a: ArrayT, b: ArrayLike, bias: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: Literal[True], return_launch: Literal[True],
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def matmul_bias(a: ArrayT, b: ArrayLike, bias: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def matmul_bias(a, b, bias, *, layout_a="row", layout_b="row", out_dtype=None, core_num: int = 24,
                 seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                 return_launch: bool = False, observers=(), kernel=None):
@@ -75,10 +118,10 @@ def matmul_bias(a, b, bias, *, layout_a="row", layout_b="row", out_dtype=None, c
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
     if kernel is None:
         kernel = build_kernel(run.arch, elem, belem, la, lb, out)
-    host_c = run.zeros((m, n), get_dtype(out).numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb), gm_output("c", host_c),
-                            gm_input("bias", bias))
-    return run.run(kernel, args, host_c)
+    args, host = run.device_arguments(
+        "matmul_bias", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"], gm["bias"]),
+        inputs={"a": (a, la), "b": (b, lb), "bias": bias}, outputs={"c": ((m, n), get_dtype(out).numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["BIAS_ELEMENTS", "build_kernel", "matmul_bias", "validate_inputs"]

@@ -14,22 +14,46 @@ Every operator takes the same keywords, parsed by :func:`op_options`:
 
 and, where the output type is a choice, ``out_dtype`` (a name, numpy dtype or type), parsed by
 :func:`parse_out_dtype`.
+
+Before an operator allocates anything it computes what it will allocate - copies of inputs stored in another
+layout, its outputs, the kernel's workspace, the cores' on-chip buffers - and checks it against the memory
+budget (:mod:`catlass_py.arch.budget`; ``options.memory_limit``): :meth:`OpOptions.device_arguments` does
+both for a :class:`~catlass_py.kernel.DeviceGemm` operator, :meth:`OpOptions.reserve` checks a footprint an
+operator computed itself. Too much is a :class:`~catlass_py.errors.CapacityError` naming the figure and the
+budget. A timing-only launch (``options=LaunchParams(numerics=False)``) allocates no output, workspace or
+on-chip buffer (shape-only outputs, :meth:`OpOptions.zeros`; buffers made on first use, which its cores never
+make) and copies no shape-only input, so none of those count.
+
+Every array operand may be any array object: a numpy array, or anything with ``__dlpack__`` (the DLPack
+protocol: torch, jax, cupy arrays in host memory, ...) or ``__array__`` - bf16 and fp8 included, which numpy's
+own ``from_dlpack`` refuses (:func:`to_numpy`). The :func:`array_op` decorator converts an operator's operands
+and gives the result back as a torch tensor when the first operand is one (:func:`like_input`); torch is never
+imported unless the caller's tensors are torch's.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import inspect
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union
 
 import numpy as np
+from numpy.typing import NDArray
 
 from catlass_py.analysis.workload import WorkloadRecorder, WorkloadReport
+from catlass_py.arch.budget import Footprint, array_bytes, check_footprint, core_buffer_bytes, workspace_size
 from catlass_py.arch.launch import LaunchResult, launch
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.arch.params import LaunchParams
 from catlass_py.arch.spec import ArchSpec, get_arch
 from catlass_py.errors import ArgumentError
+from catlass_py.integers import is_int
 from catlass_py.kernel.device_gemm import DeviceGemm
-from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.virtual import is_virtual, virtual_array
 
@@ -47,13 +71,225 @@ _LAYOUTS = {
 }
 
 
+# -- array interop: DLPack / __array__ in, the caller's kind of array out -------------------------------------
+
+if TYPE_CHECKING:
+    import torch
+
+
+class SupportsArray(Protocol):
+    """Anything numpy can read with ``np.asarray`` through ``__array__``."""
+
+    def __array__(self) -> NDArray[Any]: ...
+
+
+class SupportsDLPack(Protocol):
+    """Anything that exports its memory through the DLPack protocol (torch, jax, cupy, ...)."""
+
+    def __dlpack__(self) -> Any: ...
+
+
+#: an operand: a numpy array or any array object (the static type of an operator's arguments)
+ArrayLike = Union[NDArray[Any], SupportsArray, SupportsDLPack]
+#: the kind of array an operator returns: that of its first operand (numpy for anything but a torch tensor)
+ArrayT = TypeVar("ArrayT", NDArray[Any], "torch.Tensor")
+#: an element type: a registry name or alias ('bf16'), a numpy dtype or scalar type, an ml_dtypes type
+DTypeLike = Union[str, np.dtype, type, None]
+#: a storage order: 'row' / 'column' (or 'row_major', ...), or the layout class RowMajor / ColumnMajor
+LayoutLike = Union[str, type]
+
+#: torch dtype name -> (a same-size integer torch dtype, the registry dtype numpy holds it as); numpy has none
+#: of these types, so they cross as their bits
+_TORCH_BITS = {"bfloat16": ("int16", "bfloat16"), "float8_e4m3fn": ("uint8", "float8_e4m3fn"),
+               "float8_e5m2": ("uint8", "float8_e5m2"), "float8_e8m0fnu": ("uint8", "float8_e8m0fnu")}
+#: DLPack ``DLDataTypeCode`` (dlpack.h) of the types numpy's from_dlpack refuses -> (bits, registry dtype)
+_DLPACK_BITS = {4: (16, "bfloat16"), 10: (8, "float8_e4m3fn"), 12: (8, "float8_e5m2"), 14: (8, "float8_e8m0fnu")}
+_DL_UINT = 1
+#: DLPack device types whose memory the host reads directly (kDLCPU, kDLCUDAHost, kDLROCMHost, kDLCUDAManaged)
+_DL_HOST_DEVICES = {1, 3, 11, 13}
+
+
+def _torch_module(x) -> Any:
+    """The torch module if ``x`` is a torch tensor (torch is then imported already), else None."""
+    torch = sys.modules.get("torch")
+    return torch if torch is not None and isinstance(x, torch.Tensor) else None
+
+
+def _from_torch(name: str, t, torch) -> np.ndarray:
+    if t.layout != torch.strided:
+        raise ArgumentError(f"{name}: expected a dense (strided) tensor, got layout {t.layout}")
+    if t.device.type != "cpu":
+        raise ArgumentError(f"{name}: expected a tensor in host memory (the simulator reads host arrays), got one "
+                            f"on {t.device}; move it with .cpu()")
+    t = t.detach().resolve_conj().resolve_neg()
+    kind = str(t.dtype).removeprefix("torch.")
+    if kind in _TORCH_BITS:
+        bits, dtype = _TORCH_BITS[kind]
+        return t.view(getattr(torch, bits)).numpy().view(get_dtype(dtype).numpy)
+    return t.numpy()
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+# DLManagedTensorVersioned (DLPack >= 1.0) puts its DLTensor after the version (2 x uint32), manager_ctx,
+# deleter and flags (uint64); the legacy DLManagedTensor starts with it.
+_VERSIONED_TENSOR_OFFSET = 8 + 2 * ctypes.sizeof(ctypes.c_void_p) + 8
+
+
+class _Capsule:
+    """A DLPack producer around a capsule already taken from one (what numpy's ``from_dlpack`` needs)."""
+
+    def __init__(self, capsule, device):
+        self._capsule, self._device = capsule, device
+
+    def __dlpack__(self, **_kw):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return self._device
+
+
+def _dl_tensor(capsule) -> tuple[_DLTensor, bool]:
+    """The DLTensor inside a DLPack capsule, and whether the capsule is a versioned one."""
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    cname = get_name(capsule)
+    address = get_pointer(capsule, cname)
+    versioned = cname == b"dltensor_versioned"
+    offset = _VERSIONED_TENSOR_OFFSET if versioned else 0
+    return _DLTensor.from_address(address + offset), versioned
+
+
+def _from_dlpack(name: str, x) -> np.ndarray:
+    device = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
+    if int(device[0]) not in _DL_HOST_DEVICES:
+        raise ArgumentError(f"{name}: expected an array in host memory (the simulator reads host arrays), got one "
+                            f"on DLPack device type {int(device[0])}; copy it to the host first")
+    try:
+        capsule = x.__dlpack__()
+    except TypeError:
+        capsule = x.__dlpack__(stream=None)
+    tensor, _ = _dl_tensor(capsule)
+    code, bits = int(tensor.dtype.code), int(tensor.dtype.bits)
+    view = None
+    if code in _DLPACK_BITS and _DLPACK_BITS[code][0] == bits and tensor.dtype.lanes == 1:
+        view = get_dtype(_DLPACK_BITS[code][1]).numpy
+        tensor.dtype.code = _DL_UINT  # the same bits as an unsigned integer, which numpy knows
+    try:
+        arr = np.from_dlpack(_Capsule(capsule, device))
+    except (BufferError, TypeError, ValueError, RuntimeError) as exc:
+        raise ArgumentError(f"{name}: cannot read {type(x).__name__} through DLPack: {exc}") from None
+    return arr if view is None else arr.view(view)
+
+
+def to_numpy(name: str, x) -> np.ndarray:
+    """``x`` as a numpy array, without a copy where possible and never modifying it: a numpy array as it is; a
+    torch tensor (on the CPU; detached) through its bits for bf16/fp8; anything with ``__dlpack__`` through DLPack
+    (bf16 and fp8 as ml_dtypes arrays); anything else with ``__array__`` through ``np.asarray``. An
+    :class:`ArgumentError` names the operand for anything else (lists included) or memory the host cannot read."""
+    if isinstance(x, np.ndarray):
+        return x
+    torch = _torch_module(x)
+    if torch is not None:
+        return _from_torch(name, x, torch)
+    if hasattr(x, "__dlpack__"):
+        return _from_dlpack(name, x)
+    if hasattr(x, "__array__"):
+        arr = np.asarray(x)
+        if arr.dtype == object:
+            raise ArgumentError(f"{name}: expected an array of numbers, got {type(x).__name__} of Python objects")
+        return arr
+    raise ArgumentError(f"{name}: expected an array (numpy, or any object with __dlpack__ or __array__ such as a "
+                        f"torch tensor or a jax array), got {type(x).__name__}")
+
+
+def to_torch(x: np.ndarray) -> Any:
+    """A numpy result as a torch tensor sharing its memory (bf16 and fp8 through their bits); torch must be
+    importable."""
+    import torch
+
+    kind = x.dtype.name
+    if kind in _TORCH_BITS:
+        bits, _ = _TORCH_BITS[kind]
+        return torch.from_numpy(np.ascontiguousarray(x).view(getattr(np, bits))).view(getattr(torch, kind))
+    return torch.from_numpy(x if x.flags.writeable else x.copy())
+
+
+def like_input(first, out):
+    """The operator's result ``out`` (an array, a list of arrays, or a tuple whose first item is one) in the kind
+    of the caller's first operand ``first``: torch tensors for a torch tensor (or a list of them), numpy
+    otherwise."""
+    probe = first[0] if isinstance(first, (list, tuple)) and first else first
+    if _torch_module(probe) is None:
+        return out
+
+    def conv(v):
+        return [to_torch(a) for a in v] if isinstance(v, list) else to_torch(v)
+
+    if isinstance(out, tuple):
+        return (conv(out[0]), *out[1:])
+    return conv(out)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def array_op(fn: F | None = None, *, lists: tuple[str, ...] = (), keywords: tuple[str, ...] = ()) -> Any:
+    """Decorator of an operator: its positional parameters (the array operands) go through :func:`to_numpy`
+    before the call - element by element for the parameters named in ``lists`` (``a_list``, ...) - and so do
+    the keyword-only operands named in ``keywords`` when they hold an array object (None, a string such as
+    ``mask='causal'`` or a Python list is passed on as it is); the result comes back in the kind of the first
+    operand (:func:`like_input`). ``@array_op``, ``@array_op(lists=("a_list", "b_list"))`` or
+    ``@array_op(keywords=("block_table",))``."""
+    if fn is None:
+        return functools.partial(array_op, lists=lists, keywords=keywords)
+    sig = inspect.signature(fn)
+    operands = [p.name for p in sig.parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        first = bound.arguments.get(operands[0]) if operands else None
+        for name in operands:
+            if name not in bound.arguments:
+                continue
+            value = bound.arguments[name]
+            if name in lists:
+                if isinstance(value, (list, tuple)):
+                    bound.arguments[name] = [to_numpy(f"{name}[{i}]", v) for i, v in enumerate(value)]
+            else:
+                bound.arguments[name] = to_numpy(name, value)
+        for name in keywords:
+            value = bound.arguments.get(name)
+            if value is not None and not isinstance(value, (str, list, tuple, np.ndarray)) \
+                    and (hasattr(value, "__dlpack__") or hasattr(value, "__array__")):
+                bound.arguments[name] = to_numpy(name, value)
+        return like_input(first, fn(*bound.args, **bound.kwargs))
+
+    return wrapper
+
+
 # -- the keyword set ----------------------------------------------------------------------------------
 
 
 def check_core_num(core_num, arch: ArchSpec) -> int:
     """``core_num`` as an int: an int or numpy integer in 1..``arch.core_num``."""
-    if isinstance(core_num, (bool, np.bool_)) or not isinstance(core_num, (int, np.integer)) \
-            or not 1 <= core_num <= arch.core_num:
+    if not is_int(core_num) or not 1 <= core_num <= arch.core_num:
         raise ArgumentError(f"core_num: expected an int in 1..{arch.core_num} ({arch.name} AI cores), got {core_num!r}")
     return int(core_num)
 
@@ -66,9 +302,9 @@ def _check_flag(name: str, value) -> bool:
 
 @dataclass(frozen=True)
 class OpOptions:
-    """An operator's parsed keywords (:func:`op_options`) and its launch: :meth:`run` (through
-    :class:`~catlass_py.kernel.DeviceGemm`), :meth:`run_kernel` (a kernel launched with its params directly),
-    :meth:`empty` (nothing to launch)."""
+    """An operator's parsed keywords (:func:`op_options`), its memory budget (:meth:`device_arguments`,
+    :meth:`reserve`) and its launch: :meth:`run` (through :class:`~catlass_py.kernel.DeviceGemm`),
+    :meth:`run_kernel` (a kernel launched with its params directly), :meth:`empty` (nothing to launch)."""
 
     core_num: int
     arch: ArchSpec
@@ -121,6 +357,61 @@ class OpOptions:
                                options=self.options))
         return self.result(out, report, result)
 
+    def reserve(self, footprint: Footprint, what: str, kernel=None) -> Footprint:
+        """Check ``footprint`` plus the on-chip buffers of the launch (of ``kernel``'s core types; every type
+        without a kernel) against the memory budget (``options.memory_limit``, else the environment's or the
+        default, :func:`~catlass_py.arch.budget.memory_limit`); a :class:`CapacityError` names ``what``, the
+        figure and the budget. Returns the footprint checked."""
+        aic = kernel is None or getattr(kernel, "aic", None) is not None
+        aiv = kernel is None or getattr(kernel, "aiv", None) is not None
+        if self.numerics:  # a timing-only core allocates no on-chip buffer
+            footprint = footprint.add("cores", "core buffers", core_buffer_bytes(self.arch, self.core_num, aic=aic,
+                                                                                 aiv=aiv))
+        check_footprint(footprint, what, self.options.memory_limit if self.options is not None else None)
+        return footprint
+
+    def device_arguments(self, what: str, kernel, arguments, *, inputs: dict, outputs: dict):
+        """The kernel's Arguments over GM buffers, allocated only once they fit the memory budget.
+
+        ``inputs`` maps a name to an array (stored row-major), ``(array, layout)`` or ``(array, layout, dtype)``
+        (a read-only GM tensor of the array stored in ``layout`` - RowMajor, ColumnMajor, or zN / nZ for a 2-D
+        array -, :func:`gm_input`), ``outputs`` a name to ``(shape, numpy dtype)`` or
+        ``(shape, numpy dtype, initial)`` (a host array, zeroed or a copy of ``initial``, written in place,
+        :func:`gm_output`); ``arguments(gm)`` builds the Arguments from the
+        dict of GM tensors by name. First the copies the inputs need (:func:`stored_copy_bytes`), the outputs
+        and the core buffers are checked (:meth:`reserve`), then the workspace
+        (``arguments`` over :func:`~catlass_py.arch.budget.placeholder` tensors asks the kernel for its size)
+        with them; then everything is allocated. Returns (Arguments, dict of output host arrays by name).
+
+        On a timing-only launch the outputs are shape-only arrays (:meth:`zeros`) and neither they nor the
+        workspace (allocated on first use, never by a timing-only core) count."""
+        inputs = {name: (spec, RowMajor, None) if isinstance(spec, np.ndarray) else (tuple(spec) + (None,))[:3]
+                  for name, spec in inputs.items()}
+        outputs = {name: (tuple(spec) + (None,))[:3] for name, spec in outputs.items()}
+        footprint = Footprint()
+        for name, (x, layout, _) in inputs.items():
+            footprint = footprint.add("gm", f"copy of {name}", stored_copy_bytes(x, layout))
+        if self.numerics:
+            for name, (shape, dtype, _) in outputs.items():
+                footprint = footprint.array("gm", name, shape, dtype)
+        self.reserve(footprint, what, kernel)
+        if self.numerics:
+            sizes = {name: (x.nbytes, x.dtype if dt is None else dt) for name, (x, _, dt) in inputs.items()}
+            sizes.update({name: (array_bytes(shape, dtype), dtype) for name, (shape, dtype, _) in outputs.items()})
+            footprint = footprint.add("workspace", "workspace", workspace_size(kernel, arguments, sizes))
+            self.reserve(footprint, what, kernel)
+        gm = {name: gm_input(name, x, layout, dt) for name, (x, layout, dt) in inputs.items()}
+        hosts = {}
+        for name, (shape, dtype, initial) in outputs.items():
+            if not self.numerics or (initial is not None and is_virtual(initial)):
+                hosts[name] = virtual_array(shape, dtype)
+            else:
+                hosts[name] = np.zeros(shape, dtype)
+                if initial is not None:
+                    np.copyto(hosts[name], initial)
+            gm[name] = gm_output(name, hosts[name])
+        return arguments(gm), hosts
+
     def empty(self, shape, dtype):
         """The result of an operator with an empty output: nothing is launched, as on the device where no block
         would exist (the report is empty, the LaunchResult None)."""
@@ -137,7 +428,7 @@ def op_options(*, core_num, arch, seed=None, observers=(), options=None, return_
     """Parse an operator's launch keywords (module doc) into an :class:`OpOptions`."""
     arch = get_arch(arch)
     core_num = check_core_num(core_num, arch)
-    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))):
+    if seed is not None and not is_int(seed):
         raise ArgumentError(f"seed: expected None or an int, got {seed!r}")
     if options is not None and not isinstance(options, LaunchParams):
         raise ArgumentError(f"options: expected a LaunchParams or None, got {options!r}")
@@ -184,10 +475,9 @@ def parse_layout(name: str, value) -> type:
 
 
 def as_array(name: str, x, dtypes, ndim: int) -> np.ndarray:
-    """``x`` as a numpy array, checked for one of ``dtypes`` (registry names) and rank ``ndim``. Never copies
-    or modifies the caller's array."""
-    if not isinstance(x, np.ndarray):
-        raise ArgumentError(f"{name}: expected a numpy array, got {type(x).__name__}")
+    """``x`` as a numpy array (:func:`to_numpy`: any array object), checked for one of ``dtypes`` (registry
+    names) and rank ``ndim``. Never copies or modifies the caller's array."""
+    x = to_numpy(name, x)
     element_of(name, x, (dtypes,) if isinstance(dtypes, str) else tuple(dtypes))
     if x.ndim != ndim:
         raise ArgumentError(f"{name}: expected a {ndim}-D array, got shape {x.shape}")
@@ -280,13 +570,33 @@ def validate_matmul_inputs(a, b, layout_a, layout_b, out_dtype, core_num, arch) 
 
 def as_stored(x: np.ndarray, layout: type = RowMajor) -> np.ndarray:
     """The array whose C-order bytes are ``x`` stored in ``layout`` over its last two axes: ``x`` itself
-    (row-major) or its transpose (column-major). No copy when ``x`` is already laid out that way; ``x`` itself
-    is never modified. A shape-only ``x`` gives a shape-only array."""
+    (row-major) or its transpose (column-major), no copy when ``x`` is already laid out that way; for the
+    fractal layouts zN / nZ (a 2-D ``x``) a new flat buffer of ``layout.make_layout(dtype, rows, cols)``, its
+    padding zero. ``x`` itself is never modified. A shape-only ``x`` gives a shape-only array."""
+    if layout in (zN, nZ):
+        fractal = layout.make_layout(get_dtype(x.dtype).name, *x.shape)
+        if is_virtual(x):
+            return virtual_array(fractal.capacity, x.dtype)
+        stored = np.zeros(fractal.capacity, x.dtype)
+        fractal.write(stored, x)
+        return stored
     if is_virtual(x):
         return np.swapaxes(x, -1, -2) if layout is ColumnMajor else x
     if layout is ColumnMajor:
         return np.ascontiguousarray(np.swapaxes(x, -1, -2))
     return np.ascontiguousarray(x)
+
+
+def stored_copy_bytes(x: np.ndarray, layout: type = RowMajor) -> int:
+    """Bytes :func:`as_stored` allocates for ``x`` in ``layout``: 0 when ``x`` is already laid out that way, else
+    a whole copy (a broadcast or strided view becomes a full array), always a buffer of the fractal layout's
+    capacity for zN / nZ; 0 for a shape-only ``x`` (its stored form is shape-only too)."""
+    if is_virtual(x):
+        return 0
+    if layout in (zN, nZ):
+        return get_dtype(x.dtype).nbytes(layout.make_layout(get_dtype(x.dtype).name, *x.shape).capacity)
+    stored = np.swapaxes(x, -1, -2) if layout is ColumnMajor else x
+    return 0 if stored.flags.c_contiguous else int(x.size) * x.dtype.itemsize
 
 
 def gm_input(name: str, x: np.ndarray, layout: type = RowMajor, dtype=None) -> GlobalTensor:
@@ -303,6 +613,16 @@ def gm_output(name: str, x: np.ndarray, dtype=None) -> GlobalTensor:
 
 __all__ = [
     "ALLOWED_OUT",
+    "ArrayLike",
+    "ArrayT",
+    "DTypeLike",
+    "LayoutLike",
+    "SupportsArray",
+    "SupportsDLPack",
+    "array_op",
+    "like_input",
+    "to_numpy",
+    "to_torch",
     "DEFAULT_OUT",
     "FLOAT_OUT_TYPES",
     "FLOAT_TYPES",
@@ -319,6 +639,7 @@ __all__ = [
     "element_of",
     "gm_input",
     "gm_output",
+    "stored_copy_bytes",
     "op_options",
     "out_element",
     "parse_layout",

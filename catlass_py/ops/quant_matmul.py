@@ -3,9 +3,10 @@ The kernel is assembled by :mod:`catlass_py.assemblies.quant_matmul`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.quant_matmul import assemble
@@ -13,15 +14,21 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_positive,
     check_shape,
-    gm_input,
-    gm_output,
     op_options,
     parse_layout,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -51,6 +58,42 @@ def validate_inputs(a, b, scale, per_token_scale, core_num, arch) -> tuple[int, 
     return m, n, k, out
 
 
+@overload
+def quant_matmul(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *, layout_a: LayoutLike = ...,
+                 layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                 return_report: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+                 options: LaunchParams | None = ..., return_launch: Literal[False] = ...) -> ArrayT: ...
+
+
+@overload
+def quant_matmul(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *, layout_a: LayoutLike = ...,
+                 layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                 return_report: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...,
+                 options: LaunchParams | None = ..., return_launch: Literal[False] = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def quant_matmul(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *, layout_a: LayoutLike = ...,
+                 layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                 return_report: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+                 options: LaunchParams | None = ..., return_launch: Literal[True]) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def quant_matmul(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *, layout_a: LayoutLike = ...,
+                 layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                 return_report: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...,
+                 options: LaunchParams | None = ..., return_launch: Literal[True]) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def quant_matmul(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *, layout_a: LayoutLike = ...,
+                 layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                 return_report: bool = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+                 options: LaunchParams | None = ..., return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def quant_matmul(a, b, scale, per_token_scale, *, layout_a="row_major", layout_b="column_major", core_num: int = 24,
                  seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, return_report: bool = False, observers=(),
                  kernel=None, options=None, return_launch: bool = False):
@@ -71,11 +114,13 @@ def quant_matmul(a, b, scale, per_token_scale, *, layout_a="row_major", layout_b
         kernel = build_kernel(run.arch, 0 if m > n else 1, out, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
-    d_host = run.zeros((m, n), scale.dtype)
-    args = kernel.Arguments(GemmCoord(m, n, k), run.core_num, gm_input("a", a, la),
-                            gm_input("b", b, lb), gm_input("scale", scale),
-                            gm_input("per_token_scale", per_token_scale), gm_output("d", d_host))
-    return run.run(kernel, args, d_host)
+    args, host = run.device_arguments(
+        "quant_matmul", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), run.core_num, gm["a"], gm["b"], gm["scale"],
+                                    gm["per_token_scale"], gm["d"]),
+        inputs={"a": (a, la), "b": (b, lb), "scale": scale, "per_token_scale": per_token_scale},
+        outputs={"d": ((m, n), scale.dtype)})
+    return run.run(kernel, args, host["d"])
 
 
 __all__ = ["build_kernel", "quant_matmul", "validate_inputs"]

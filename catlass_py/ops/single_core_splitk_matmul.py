@@ -3,9 +3,10 @@ function. The kernel is assembled by :mod:`catlass_py.assemblies.single_core_spl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.single_core_splitk_matmul import assemble
@@ -15,15 +16,21 @@ from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
     FLOAT_OUT_TYPES,
     FLOAT_TYPES,
+    array_op,
     check_core_num,
     check_matmul_operands,
     check_positive,
-    gm_input,
-    gm_output,
     op_options,
     parse_layout,
     parse_out_dtype,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 OUT_TYPES = FLOAT_OUT_TYPES
 
@@ -45,6 +52,47 @@ def validate_inputs(a, b, out_dtype, core_num, arch) -> tuple[int, int, int, str
     return m, n, k, element, out
 
 
+@overload
+def single_core_splitk_matmul(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                              layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ...,
+                              arch: ArchSpec | str = ..., return_report: Literal[False] = ...,
+                              observers: Sequence[Observer] = ..., kernel: Any = ...,
+                              options: LaunchParams | None = ..., return_launch: Literal[False] = ...) -> ArrayT: ...
+
+
+@overload
+def single_core_splitk_matmul(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                              layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ...,
+                              arch: ArchSpec | str = ..., return_report: Literal[True],
+                              observers: Sequence[Observer] = ..., kernel: Any = ...,
+                              options: LaunchParams | None = ..., return_launch: Literal[False] = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def single_core_splitk_matmul(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                              layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ...,
+                              arch: ArchSpec | str = ..., return_report: Literal[False] = ...,
+                              observers: Sequence[Observer] = ..., kernel: Any = ...,
+                              options: LaunchParams | None = ..., return_launch: Literal[True]) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def single_core_splitk_matmul(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                              layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ...,
+                              arch: ArchSpec | str = ..., return_report: Literal[True],
+                              observers: Sequence[Observer] = ..., kernel: Any = ...,
+                              options: LaunchParams | None = ..., return_launch: Literal[True]) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def single_core_splitk_matmul(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
+                              layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ...,
+                              arch: ArchSpec | str = ..., return_report: bool = ...,
+                              observers: Sequence[Observer] = ..., kernel: Any = ...,
+                              options: LaunchParams | None = ..., return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def single_core_splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", layout_b="column_major",
                               core_num: int = 24, seed: int | None = None, arch: ArchSpec | str = ATLAS_A2,
                               return_report: bool = False, observers=(), kernel=None, options=None,
@@ -67,10 +115,10 @@ def single_core_splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", lay
         kernel = build_kernel(run.arch, m > n, element, out, la, lb)
     else:
         la, lb = kernel.layout_a, kernel.layout_b
-    c_host = run.zeros((m, n), kernel.element_c.numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), gm_input("a", a, la), gm_input("b", b, lb),
-                            gm_output("c", c_host))
-    return run.run(kernel, args, c_host)
+    args, host = run.device_arguments(
+        "single_core_splitk_matmul", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]),
+        inputs={"a": (a, la), "b": (b, lb)}, outputs={"c": ((m, n), kernel.element_c.numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["build_kernel", "single_core_splitk_matmul", "validate_inputs"]

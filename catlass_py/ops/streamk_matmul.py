@@ -3,9 +3,10 @@ function. The kernel is assembled by :mod:`catlass_py.assemblies.streamk_matmul`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-import numpy as np
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.streamk_matmul import assemble
@@ -13,14 +14,20 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.layout import RowMajor
 from catlass_py.ops.operator import (
     FLOAT_TYPES,
+    array_op,
     check_core_num,
     check_matmul_operands,
     check_positive,
-    gm_input,
-    gm_output,
     op_options,
     parse_layout,
 )
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -38,6 +45,42 @@ def validate_inputs(a, b, core_num, arch) -> tuple[int, int, int, str]:
     return m, n, k, element
 
 
+@overload
+def streamk_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   return_report: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+                   options: LaunchParams | None = ..., return_launch: Literal[False] = ...) -> ArrayT: ...
+
+
+@overload
+def streamk_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   return_report: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...,
+                   options: LaunchParams | None = ..., return_launch: Literal[False] = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def streamk_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   return_report: Literal[False] = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+                   options: LaunchParams | None = ..., return_launch: Literal[True]) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def streamk_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                   return_report: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...,
+                   options: LaunchParams | None = ..., return_launch: Literal[True]) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def streamk_matmul(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                   core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: bool = ...,
+                   observers: Sequence[Observer] = ..., kernel: Any = ..., options: LaunchParams | None = ...,
+                   return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def streamk_matmul(a, b, *, layout_a="row_major", layout_b="row_major", core_num: int = 24, seed: int | None = None,
                    arch: ArchSpec | str = ATLAS_A2, return_report: bool = False, observers=(), kernel=None,
                    options=None, return_launch: bool = False):
@@ -59,10 +102,11 @@ def streamk_matmul(a, b, *, layout_a="row_major", layout_b="row_major", core_num
         kernel = build_kernel(run.arch, element, la, lb)
     else:
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
-    c_host = run.zeros((m, n), kernel.block_mmad.element_c.numpy)
-    args = kernel.Arguments(GemmCoord(m, n, k), run.core_num, gm_input("a", a, la),
-                            gm_input("b", b, lb), gm_output("c", c_host))
-    return run.run(kernel, args, c_host)
+    args, host = run.device_arguments(
+        "streamk_matmul", kernel,
+        lambda gm: kernel.Arguments(GemmCoord(m, n, k), run.core_num, gm["a"], gm["b"], gm["c"]),
+        inputs={"a": (a, la), "b": (b, lb)}, outputs={"c": ((m, n), kernel.block_mmad.element_c.numpy)})
+    return run.run(kernel, args, host["c"])
 
 
 __all__ = ["build_kernel", "streamk_matmul", "validate_inputs"]

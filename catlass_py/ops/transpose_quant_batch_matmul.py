@@ -11,7 +11,9 @@ K % 64 == 0; out [M, B, N] fp16 (pypto dtype flag 1) or bf16 (flag 27). See
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import ml_dtypes
 import numpy as np
@@ -19,9 +21,21 @@ import numpy as np
 from catlass_py.arch import ASCEND_950, ArchSpec
 from catlass_py.assemblies.transpose_quant_batch_matmul import assemble
 from catlass_py.errors import ArgumentError
-from catlass_py.kernel.transpose_quant_batch_matmul import PERM_DN, PERM_ND, TransposeQuantBatchMatmulParams
+from catlass_py.kernel.transpose_quant_batch_matmul import (
+    PERM_DN,
+    PERM_ND,
+    TransposeQuantBatchMatmulParams,
+)
+from catlass_py.layout import RowMajor
 from catlass_py.numerics.rounding import cast
-from catlass_py.ops.operator import gm_input, gm_output, op_options, parse_out_dtype
+from catlass_py.ops.operator import array_op, op_options, parse_out_dtype, to_numpy
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 FP8 = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
 OUT_DTYPES = ("bfloat16", "float16")
@@ -52,8 +66,7 @@ def out_dtype_name(out_dtype) -> str:
 
 
 def _scale_bytes(name: str, s) -> np.ndarray:
-    if not isinstance(s, np.ndarray):
-        raise ArgumentError(f"{name}: expected a numpy array, got {type(s).__name__}")
+    s = to_numpy(name, s)
     if s.dtype == np.dtype(ml_dtypes.float8_e8m0fnu):
         return s.view(np.uint8)
     if s.dtype != np.uint8:
@@ -63,9 +76,8 @@ def _scale_bytes(name: str, s) -> np.ndarray:
 
 def validate_inputs(x1, x2, x1_scale, x2_scale, perm_x1, perm_x2, perm_y, out_dtype):
     """Check every input; return (m, batch, k, n, in dtype name, perm_x2, out dtype name)."""
+    x1, x2 = to_numpy("x1", x1), to_numpy("x2", x2)
     for name, x, nd in (("x1", x1, 3), ("x2", x2, 3)):
-        if not isinstance(x, np.ndarray):
-            raise ArgumentError(f"{name}: expected a numpy array, got {type(x).__name__}")
         if x.ndim != nd:
             raise ArgumentError(f"{name}: expected a {nd}-D array, got shape {x.shape}")
     in_name = next((k for k, v in FP8.items() if x1.dtype == np.dtype(v)), None)
@@ -113,6 +125,57 @@ def build_kernel(in_dtype: str, out_dtype: str, perm_x2=PERM_ND, tile_shape=DEFA
                     saturation=saturation)
 
 
+@overload
+def transpose_quant_batch_matmul(x1: ArrayT, x2: ArrayLike, x1_scale: ArrayLike, x2_scale: ArrayLike, *,
+                                 perm_x1: Sequence[int] = ..., perm_x2: Sequence[int] = ...,
+                                 perm_y: Sequence[int] = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                                 return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                                 kernel: Any = ..., tile_shape: Sequence[int] = ..., saturation: bool = ...) -> ArrayT: ...
+
+
+@overload
+def transpose_quant_batch_matmul(x1: ArrayT, x2: ArrayLike, x1_scale: ArrayLike, x2_scale: ArrayLike, *,
+                                 perm_x1: Sequence[int] = ..., perm_x2: Sequence[int] = ...,
+                                 perm_y: Sequence[int] = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: Literal[True],
+                                 return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                                 kernel: Any = ..., tile_shape: Sequence[int] = ..., saturation: bool = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def transpose_quant_batch_matmul(x1: ArrayT, x2: ArrayLike, x1_scale: ArrayLike, x2_scale: ArrayLike, *,
+                                 perm_x1: Sequence[int] = ..., perm_x2: Sequence[int] = ...,
+                                 perm_y: Sequence[int] = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                                 return_launch: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...,
+                                 tile_shape: Sequence[int] = ..., saturation: bool = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def transpose_quant_batch_matmul(x1: ArrayT, x2: ArrayLike, x1_scale: ArrayLike, x2_scale: ArrayLike, *,
+                                 perm_x1: Sequence[int] = ..., perm_x2: Sequence[int] = ...,
+                                 perm_y: Sequence[int] = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: Literal[True],
+                                 return_launch: Literal[True], observers: Sequence[Observer] = ..., kernel: Any = ...,
+                                 tile_shape: Sequence[int] = ..., saturation: bool = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def transpose_quant_batch_matmul(x1: ArrayT, x2: ArrayLike, x1_scale: ArrayLike, x2_scale: ArrayLike, *,
+                                 perm_x1: Sequence[int] = ..., perm_x2: Sequence[int] = ...,
+                                 perm_y: Sequence[int] = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
+                                 seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: bool = ...,
+                                 return_launch: bool = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
+                                 tile_shape: Sequence[int] = ..., saturation: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+
+
+@array_op
 def transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, *, perm_x1=(1, 0, 2), perm_x2=(0, 1, 2),
                                  perm_y=(1, 0, 2), out_dtype="bfloat16", core_num: int = 32, seed: int | None = None,
                                  arch: ArchSpec | str = ASCEND_950, options=None, return_report: bool = False,
@@ -133,14 +196,15 @@ def transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, *, perm_x1=(1, 0, 2
     out_np = ml_dtypes.bfloat16 if out == "bfloat16" else np.float16
     if m == 0:
         return run.empty((m, batch, n), out_np)
-    host_out = run.zeros((m, batch, n), out_np)
-    gm = {name: gm_input(name, x, dtype=dt)
-          for name, x, dt in (("x1", x1, in_name), ("x2", x2, in_name),
-                              ("x1_scale", _scale_bytes("x1_scale", x1_scale), "float8_e8m0fnu"),
-                              ("x2_scale", _scale_bytes("x2_scale", x2_scale), "float8_e8m0fnu"))}
-    params = TransposeQuantBatchMatmulParams(m, batch, k, n, gm["x1"], gm["x2"], gm["x1_scale"], gm["x2_scale"],
-                                             gm_output("out", host_out, dtype=out))
-    return run.run_kernel(kernel, params, host_out)
+    params, host = run.device_arguments(
+        "transpose_quant_batch_matmul", kernel,
+        lambda gm: TransposeQuantBatchMatmulParams(m, batch, k, n, gm["x1"], gm["x2"], gm["x1_scale"], gm["x2_scale"],
+                                                   gm["out"].reinterpret(out)),
+        inputs={"x1": (x1, RowMajor, in_name), "x2": (x2, RowMajor, in_name),
+                "x1_scale": (_scale_bytes("x1_scale", x1_scale), RowMajor, "float8_e8m0fnu"),
+                "x2_scale": (_scale_bytes("x2_scale", x2_scale), RowMajor, "float8_e8m0fnu")},
+        outputs={"out": ((m, batch, n), out_np)})
+    return run.run_kernel(kernel, params, host["out"])
 
 
 def make_inputs(m: int, k: int, n: int, batch: int, *, in_dtype="float8_e4m3fn", out_dtype="bfloat16",

@@ -5,6 +5,14 @@ from catlass_py.tile.copy_gm_to_l1 import CopyGmToL1, CopyGmToL1GMMPTD
 from catlass_py.tile.copy_gm_ub import CopyGm2Ub, CopyUb2Gm
 from catlass_py.tile.copy_l0c_to_gm import CopyL0CToGm
 from catlass_py.tile.copy_l1_to_l0 import CopyL1ToL0A, CopyL1ToL0B
+from catlass_py.tile.copy_tla import (
+    CopyGmToL1Tla,
+    CopyL0CToGmTla,
+    CopyL1ToL0ATla,
+    CopyL1ToL0BTla,
+    PackedTileCopyTla,
+    TileMmadTla,
+)
 from catlass_py.tile.mmad import TileMmad
 from catlass_py.tile.quant import QuantMode, ScaleGranularity
 from catlass_py.tile.tile_copy import EpilogueTileCopy, ReluTileCopy, TileCopy
@@ -31,12 +39,17 @@ __all__ = [
     "CopyGmToL1",
     "CopyGmToL1Bias",
     "CopyGmToL1GMMPTD",
+    "CopyGmToL1Tla",
     "CopyL0CToGm",
+    "CopyL0CToGmTla",
     "CopyL1ToBT",
     "CopyL1ToL0A",
+    "CopyL1ToL0ATla",
     "CopyL1ToL0B",
+    "CopyL1ToL0BTla",
     "CopyUb2Gm",
     "EpilogueTileCopy",
+    "PackedTileCopyTla",
     "QuantMode",
     "ReluTileCopy",
     "ScaleGranularity",
@@ -48,6 +61,7 @@ __all__ = [
     "TileElemWiseMul",
     "TileElemWiseSilu",
     "TileMmad",
+    "TileMmadTla",
     "TileOneBlkColumnBroadcastMul",
     "TileRowBroadcastMul",
     "duplicate",

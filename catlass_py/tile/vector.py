@@ -20,6 +20,7 @@ from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import MatrixShape
 from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.integers import is_int
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.numerics.rounding import RoundMode, cast as _cast
 from catlass_py.tile._region import span_access
@@ -109,9 +110,9 @@ class TileBroadcastOneBlk:
     def __init__(self, arch, compute_type, compute_length: int):
         self.arch = get_arch(arch)
         self.element = _compute_dtype("TileBroadcastOneBlk", compute_type)
-        if isinstance(compute_length, bool) or not isinstance(compute_length, int) or compute_length <= 0:
+        if not is_int(compute_length) or compute_length <= 0:
             raise ConfigError(f"TileBroadcastOneBlk: COMPUTE_LENGTH must be a positive int, got {compute_length!r}")
-        self.compute_length = compute_length
+        self.compute_length = int(compute_length)
         self.blk = BYTE_PER_BLK * 8 // self.element.bits
 
     def __call__(self, out: LocalTensor, src: LocalTensor) -> None:

@@ -25,6 +25,7 @@ from catlass_py.arch.pipes import Pipe
 from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.integers import is_int
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.tile._region import span_access
 
@@ -145,9 +146,9 @@ class _TileElemWise:
         if element.name not in _VECTOR_DTYPES:
             raise ConfigError(f"{self.op_name}: compute type must be one of {_VECTOR_DTYPES}, got {element}")
         self.element = element
-        if isinstance(compute_length, bool) or not isinstance(compute_length, int) or compute_length <= 0:
+        if not is_int(compute_length) or compute_length <= 0:
             raise ConfigError(f"{self.op_name}: COMPUTE_LENGTH must be a positive int, got {compute_length!r}")
-        self.compute_length = compute_length
+        self.compute_length = int(compute_length)
 
     def _check(self, *tensors: LocalTensor) -> None:
         for t in tensors:

@@ -60,11 +60,16 @@ class Tensor:
     a coordinate containing ``None`` (TLA ``_``) returns the sub-tensor of the marked modes, starting at the
     fixed ones. :meth:`offsets`, :meth:`read` and :meth:`write` address every logical element at once
     (the layout's origin shape). Immutable (the buffer's contents are not).
+
+    ``builtin`` is the device tensor ``data`` views, when there is one (TLA's ``Tensor::data()``, an AscendC
+    ``GlobalTensor``/``LocalTensor``; a simulated GM or on-chip tensor in :mod:`catlass_py.tile.copy_tla`): tiles
+    and slices keep it, so an instruction can name the memory it touches. None for a plain numpy buffer.
     """
 
-    __slots__ = ("data", "offset", "layout", "coord", "position")
+    __slots__ = ("data", "offset", "layout", "coord", "position", "builtin")
 
-    def __init__(self, data: Any, layout: Layout, coord: Any = None, position: str = "GM", offset: int = 0):
+    def __init__(self, data: Any, layout: Layout, coord: Any = None, position: str = "GM", offset: int = 0,
+                 builtin: Any = None):
         data = _check_data(data)
         layout = as_layout("layout", layout)
         if coord is None:
@@ -84,9 +89,10 @@ class Tensor:
         sa(self, "layout", layout)
         sa(self, "coord", coord)
         sa(self, "position", _position(position))
+        sa(self, "builtin", builtin)
 
     @classmethod
-    def _make(cls, data, layout, coord, position, offset) -> Tensor:
+    def _make(cls, data, layout, coord, position, offset, builtin=None) -> Tensor:
         obj = object.__new__(cls)
         sa = object.__setattr__
         sa(obj, "data", data)
@@ -94,6 +100,7 @@ class Tensor:
         sa(obj, "layout", layout)
         sa(obj, "coord", coord)
         sa(obj, "position", position)
+        sa(obj, "builtin", builtin)
         return obj
 
     def __setattr__(self, name, value):
@@ -173,7 +180,8 @@ class Tensor:
                     f"coord: a tensor slices with a flat coordinate (one integer or None per mode), got {crd!r}"
                 )
             sub, off = slice_and_offset(tuple(crd), self.layout, self.coord)
-            return Tensor._make(self.data, sub, (0,) * sub.rank, self.position, self._checked_offset(self.offset + off))
+            return Tensor._make(self.data, sub, (0,) * sub.rank, self.position, self._checked_offset(self.offset + off),
+                                self.builtin)
         return self.data[self._checked(self.index(*crd))]
 
     def _checked_offset(self, off: int) -> int:
@@ -242,13 +250,15 @@ class Tensor:
 # makers and tiling
 
 
-def make_tensor(data: Any, layout: Layout, position: str = "GM", coord: Any = None, *, offset: int = 0) -> Tensor:
+def make_tensor(data: Any, layout: Layout, position: str = "GM", coord: Any = None, *, offset: int = 0,
+                builtin: Any = None) -> Tensor:
     """A tensor over ``data`` (1-D numpy array) starting at element ``offset``, with ``layout``.
 
     TLA ``MakeTensor(builtinTensor, layout[, coord], Position)`` (``include/tla/tensor.hpp``), CuTe
-    ``make_tensor(engine, layout)``. ``coord`` defaults to zeros; ``position`` is one of :data:`POSITIONS`.
+    ``make_tensor(engine, layout)``. ``coord`` defaults to zeros; ``position`` is one of :data:`POSITIONS`;
+    ``builtin`` the device tensor ``data`` views (see :class:`Tensor`).
     """
-    return Tensor(data, layout, coord, position, offset)
+    return Tensor(data, layout, coord, position, offset, builtin)
 
 
 def get_tile(tensor: Tensor, coord: Any, shape: Any) -> Tensor:
@@ -263,7 +273,7 @@ def get_tile(tensor: Tensor, coord: Any, shape: Any) -> Tensor:
     coord = _flat("coord", coord, tensor.rank)
     shape = _flat("shape", shape, tensor.rank)
     layout = get_tile_layout(tensor.layout, shape, coord)
-    return Tensor._make(tensor.data, layout, add(tensor.coord, coord), tensor.position, tensor.offset)
+    return Tensor._make(tensor.data, layout, add(tensor.coord, coord), tensor.position, tensor.offset, tensor.builtin)
 
 
 def tile_view(tensor: Tensor, tile_coord: Any, tile_shape: Any) -> Tensor:
@@ -366,7 +376,7 @@ def local_tile(tensor: Tensor, tiler: Any, coord: Any) -> Tensor:
         off = rest._eval(it.as_coord("coord", coord))
     parts = list(tile) + kept
     out = Layout._make(tuple(p.shape for p in parts), tuple(p.stride for p in parts))
-    return Tensor._make(tensor.data, out, (0,) * out.rank, tensor.position, offset + off)
+    return Tensor._make(tensor.data, out, (0,) * out.rank, tensor.position, offset + off, tensor.builtin)
 
 
 __all__ = [

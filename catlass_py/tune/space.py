@@ -191,6 +191,12 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
             TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64, l0_step=32),
             (("swizzle", _SWIZZLES), ("l0a_stages", ("2", "4")))),
     },
+    "06_optimized_matmul": {
+        "catlass": SearchSpace(
+            "catlass", f"{_CATLASS}, 06_optimized_matmul_* (step 32 here, CATLASS 16)",
+            TileRange((32, 256), (128, 256), (128, 256), (32, 64), step=32), (("swizzle", _SWIZZLES),),
+            problem=_mnk),
+    },
     "07_grouped_matmul_slice_m_per_token_dequant_moe": {
         "default": SearchSpace(
             "default", "around the example's tiles and stages (CATLASS registers no space)",
@@ -225,11 +231,27 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
             TileRange((128, 256), (128, 512), (128, 512), (32, 128), step=64, l0_step=32),
             (("swizzle_direction", _DIRECTIONS),), problem=_mnk_int8),
     },
+    "19_mla": {
+        "default": SearchSpace(
+            "default", "the blocks fix the tiles (128x128x576: the 512 + 64 head dimensions); one configuration, "
+                       "the example's"),
+    },
     "20_matmul_bias": {
         "default": SearchSpace(
             "default", "around the example's 128x256x256 / 128x256x64 (L0 N <= 256: the BT buffer)",
             TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),),
             problem=_mnk),
+    },
+    "21_basic_matmul_preload_zN": {
+        "default": SearchSpace(
+            "default", "around the example's 128x256x256 / 128x256x64 (not in CATLASS's search_space.py)",
+            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),),
+            problem=_mnk),
+    },
+    "23_flash_attention_infer": {
+        "default": SearchSpace(
+            "default", "the blocks fix the tiles (128x128x128: the KV and head-dimension split); the unit flag of "
+                       "the QK / PV blocks", axes=(("enable_unit_flag", ("false", "true")),)),
     },
     "26_matmul_relu": {
         "catlass": SearchSpace(

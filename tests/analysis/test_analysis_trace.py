@@ -118,3 +118,20 @@ def test_timeline_picture_is_a_png(costed, tmp_path):
 def test_trace_needs_a_recording_cost_model():
     with pytest.raises(ArgumentError, match="record=True"):
         chrome_trace(CostModel())
+
+
+def test_timeline_draws_every_core_with_legend_arrows_and_labels(costed, tmp_path):
+    pytest.importorskip("matplotlib")
+    cost = costed[0]
+    launched = sorted({c.ai_core for c in cost.cores})
+    drawn = draw_timeline(cost, tmp_path / "all.png")
+    assert drawn["cores"] == launched  # every AI core, not the first four
+    assert drawn["lanes"] == len(launched) * (5 + 2 * 4)  # AIC: MTE2 MTE1 M FIX S; each AIV: MTE2 V MTE3 S
+    waits = sum(len(src) for *_, src in cost.flag_waits)
+    assert 0 < drawn["arrows"] == drawn["flag_waits_released"] <= waits
+    assert drawn["stalls"] > 0 and drawn["stall_labels"] > 0 and drawn["block_labels"] > 0
+    assert "stall: waiting on a cross-core flag" in drawn["legend"] and "M (cube mmad)" in drawn["legend"]
+    one = draw_timeline(cost, tmp_path / "one.png", cores=[launched[-1]])
+    assert one["cores"] == [launched[-1]] and one["lanes"] == 13 and one["arrows"] < drawn["arrows"]
+    with pytest.raises(ArgumentError, match=r"^cores: the launch ran AI cores 0\.\.\d+, got \[99\]$"):
+        draw_timeline(cost, tmp_path / "x.png", cores=[99])

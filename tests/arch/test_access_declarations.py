@@ -255,6 +255,7 @@ EXAMPLES = {
     "02_grouped_matmul_slice_m": [(["3", "150", "200", "100"], 2), (["4", "200", "100", "300"], 3)],
     "03_matmul_add": [(["150", "260", "64"], 2), (["100", "300", "40"], 3)],
     "05_grouped_matmul_slice_k": [(["3", "130", "200", "300"], 2), (["5", "64", "100", "40"], 3)],
+    "06_optimized_matmul": [(["150", "200", "100"], 2), (["100", "300", "256"], 3)],
     "07_grouped_matmul_slice_m_per_token_dequant_moe": [(["3", "150", "300", "100"], 2),
                                                         (["4", "100", "200", "64"], 3)],
     "08_grouped_matmul": [(["3", "100", "300", "100"], 2), (["4", "100", "100", "64"], 3)],
@@ -263,24 +264,32 @@ EXAMPLES = {
                                                     (["2", "128", "256", "600"], 1)],
     "11_grouped_matmul_slice_k_per_token_dequant": [(["3", "130", "300", "300"], 2), (["4", "64", "100", "40"], 3)],
     "12_quant_matmul": [(["150", "300", "100"], 2), (["100", "64", "64"], 1)],
+    "19_mla": [(["2", "1,2", "200,300", "8", "8", "128"], 2), (["1", "1", "1200", "8", "10", "128"], 2),
+               (["1", "3", "300", "16", "3", "128", "--dtype", "bf16"], 3)],
+    "14_optimized_matmul_tla": [(["150", "200", "100"], 2), (["256", "300", "512"], 3)],
     "20_matmul_bias": [(["150", "260", "100"], 2), (["64", "300", "40"], 3)],
+    "21_basic_matmul_preload_zN": [(["150", "256", "96"], 2), (["40", "288", "320"], 3)],
+    "23_flash_attention_infer": [(["1", "20", "130", "2", "1", "32", "0", "1"], 2),
+                                 (["2", "20", "300", "4", "2", "128", "1", "1", "--dtype", "bf16"], 3),
+                                 (["2", "130", "200", "2", "2", "64", "1", "0"], 2)],
     "26_matmul_relu": [(["150", "200", "100"], 2), (["100", "300", "256"], 3)],
     "27_matmul_gelu": [(["150", "260", "64"], 2), (["100", "300", "40"], 3)],
     "28_matmul_silu": [(["100", "300", "40"], 2)],
     "34_single_core_splitk_matmul": [(["150", "200", "600"], 2), (["100", "300", "100"], 3)],
     "37_streamk_matmul": [(["300", "200", "600"], 2), (["150", "200", "600"], 2), (["260", "520", "100"], 3),
                           (["128", "256", "1100"], 4)],
+    "13_basic_matmul_tla": [(["130", "260", "100"], 2), (["1", "300", "600"], 3)],
+    "42_quant_optimized_matmul_tla": [(["150", "300", "600"], 3), (["256", "256", "512"], 2)],
+    "44_quant_matmul_full_loadA_tla": [(["300", "520", "600"], 3), (["100", "64", "2000"], 2)],
+    "45_strided_batched_matmul_tla": [(["2", "130", "100", "40", "0", "45", "110", "101"], 2),
+                                      (["2", "1", "300", "600", "0", "col", "row"], 3)],
+    "52_quant_multi_core_splitk_matmul_tla": [(["150", "300", "600"], 8), (["100", "64", "2000"], 20)],
     "transpose_quant_batch_matmul": [(["8", "128", "64", "3"], 2),
                                      (["20", "64", "300", "2", "e5m2", "fp16", "021"], 3)],
 }
 
-#: The PTO tile instructions (Ascend 950) declare their accesses in the PTO layer's own change; until it is on this
-#: branch, the example and operator built on them fail here (strict: the marker must go when it lands).
-PTO_PENDING = pytest.mark.xfail(strict=True, reason="PTO instruction declarations not on this branch yet")
-PTO = {"transpose_quant_batch_matmul"}
-
 CASES = [pytest.param(name, args, cores, i == 0, id=f"{name}-{'x'.join(args)}-c{cores}",
-                      marks=(() if i == 0 else (pytest.mark.slow,)) + ((PTO_PENDING,) if name in PTO else ()))
+                      marks=() if i == 0 else (pytest.mark.slow,))
          for name, cases in EXAMPLES.items() for i, (args, cores) in enumerate(cases)]
 
 
@@ -293,7 +302,10 @@ def test_every_shipped_example_is_covered():
 #: memories every matmul example writes, and the examples whose first case also writes UB (vector cores: epilogues,
 #: reductions, padding) or BT (bias)
 CUBE_SPACES = ("GM", "L1", "L0A", "L0B", "L0C")
-EXTRA_SPACES = {"UB": {"03", "07", "09", "10", "11", "12", "26", "27", "28", "34", "37"}, "BT": {"20"}}
+EXTRA_SPACES = {
+    "UB": {"03", "06", "07", "09", "10", "11", "12", "14", "19", "23", "26", "27", "28", "34", "37", "42", "44", "52"},
+    "BT": {"20"},
+}
 
 
 @pytest.mark.parametrize("name,args,cores,first", CASES)
@@ -346,10 +358,25 @@ def _op_cases():
     a_list = [_f16(r, 100, 64), _f16(r, 30, 100)]
     b_list = [_f16(r, 64, 100), _f16(r, 100, 40)]
     tq = make_inputs(12, 128, 80, 2, in_dtype="e4m3", out_dtype="float16")
+    fa_q, fa_kv = _f16(r, 10, 2, 32), _f16(r, 60, 1, 32)
+    fa_paged = _f16(r, 3, 128, 1, 32), _f16(r, 3, 128, 1, 32)
+    fa_table = np.array([[2, 0], [1, -1]], np.int32)
+    mla_q, mla_q_rope = _f16(r, 3, 4, 512), _f16(r, 3, 4, 64)
+    mla_k, mla_k_rope = _f16(r, 3, 128, 1, 512), _f16(r, 3, 128, 1, 64)
     return {
         "basic_matmul": lambda o: ops.basic_matmul(a, b, core_num=3, observers=o),
         "basic_matmul int8 column": lambda o: ops.basic_matmul(a8, b8, layout_a="column", core_num=2, observers=o),
+        "basic_matmul_preload_zn": lambda o: ops.basic_matmul_preload_zn(a, b, core_num=3, observers=o),
+        "basic_matmul_tla": lambda o: ops.basic_matmul_tla(a, b, core_num=3, observers=o),
+        "basic_matmul_tla int8 column": lambda o: ops.basic_matmul_tla(a8, b8, layout_b="column", core_num=2,
+                                                                        observers=o),
         "batched_matmul": lambda o: ops.batched_matmul(*ab, core_num=3, observers=o),
+        "flash_attention_infer": lambda o: ops.flash_attention_infer(
+            fa_q, fa_kv, fa_kv[::-1], actual_seq_lengths=[6, 4], actual_seq_lengths_kv=[40, 20], core_num=2,
+            observers=o),
+        "flash_attention_infer paged causal": lambda o: ops.flash_attention_infer(
+            fa_q[:3], *fa_paged, block_table=fa_table, actual_seq_lengths=[2, 1], actual_seq_lengths_kv=[200, 90],
+            mask="causal", core_num=2, observers=o),
         "grouped_matmul": lambda o: ops.grouped_matmul(a_list, b_list, core_num=3, observers=o),
         "grouped_matmul_slice_k": lambda o: ops.grouped_matmul_slice_k(x[:, :90], a[:90, :], gl_k, core_num=2,
                                                                        observers=o),
@@ -363,11 +390,23 @@ def _op_cases():
         "matmul_add": lambda o: ops.matmul_add(a, b, x, core_num=3, observers=o),
         "matmul_bias": lambda o: ops.matmul_bias(a, b, bias, core_num=3, observers=o),
         "matmul_gelu": lambda o: ops.matmul_gelu(a, b, core_num=3, observers=o),
+        "mla": lambda o: ops.mla(mla_q, mla_q_rope, mla_k, mla_k_rope, np.array([[1, 0], [2, -1]], np.int32),
+                                 actual_seq_lengths=[1, 2], actual_seq_lengths_kv=[250, 100], core_num=2, observers=o),
         "matmul_silu": lambda o: ops.matmul_silu(a, b, core_num=2, observers=o),
         "matmul_relu": lambda o: ops.matmul_relu(a, b, core_num=3, observers=o),
         "matmul_relu padded": lambda o: ops.matmul_relu(a[:, :70], b[:70, :], layout_b="row", core_num=2,
                                                         observers=o),
+        "optimized_matmul_tla padded": lambda o: ops.optimized_matmul_tla(a, b, core_num=3, observers=o),
+        "optimized_matmul padded": lambda o: ops.optimized_matmul(a, b, core_num=3, observers=o),
         "quant_matmul": lambda o: ops.quant_matmul(a8, b8, f16_scale, f16_pts, core_num=3, observers=o),
+        "quant_matmul_full_load_a_tla": lambda o: ops.quant_matmul_full_load_a_tla(
+            a8, b8, f32_scale_g[0], f32_pts, core_num=3, observers=o),
+        "quant_optimized_matmul_tla": lambda o: ops.quant_optimized_matmul_tla(
+            a8, b8, f32_scale_g[0], f32_pts, core_num=3, observers=o),
+        "quant_multi_core_splitk_matmul_tla": lambda o: ops.quant_multi_core_splitk_matmul_tla(
+            a8, b8, f32_scale_g[0], f32_pts, core_num=8, observers=o),
+        "strided_batched_matmul_tla": lambda o: ops.strided_batched_matmul_tla(*ab, layout_a="column", lda=80,
+                                                                               core_num=3, observers=o),
         "single_core_splitk_matmul": lambda o: ops.single_core_splitk_matmul(a, b, core_num=3, observers=o),
         "splitk_matmul": lambda o: ops.splitk_matmul(a, b, core_num=3, observers=o),
         "splitk_matmul fp32 out": lambda o: ops.splitk_matmul(a, b, out_dtype="float32", core_num=2, observers=o),
@@ -377,12 +416,19 @@ def _op_cases():
     }
 
 
-OP_NAMES = ["basic_matmul", "basic_matmul int8 column", "batched_matmul", "grouped_matmul", "grouped_matmul_slice_k",
+OP_NAMES = ["quant_optimized_matmul_tla",
+            "optimized_matmul_tla padded",
+            "quant_matmul_full_load_a_tla",
+            "quant_multi_core_splitk_matmul_tla",
+            "strided_batched_matmul_tla",
+            "basic_matmul_tla", "basic_matmul_tla int8 column",
+            "basic_matmul", "basic_matmul int8 column", "basic_matmul_preload_zn", "batched_matmul",
+            "flash_attention_infer", "flash_attention_infer paged causal", "grouped_matmul", "grouped_matmul_slice_k",
             "grouped_matmul_slice_m", "grouped_matmul_slice_m_per_token_dequant",
             "grouped_matmul_slice_m_per_token_dequant_moe", "grouped_matmul_slice_k_per_token_dequant", "matmul_add",
-            "matmul_bias", "matmul_gelu", "matmul_silu", "matmul_relu", "matmul_relu padded", "quant_matmul",
-            "single_core_splitk_matmul", "splitk_matmul", "splitk_matmul fp32 out", "streamk_matmul",
-            "transpose_quant_batch_matmul"]
+            "matmul_bias", "matmul_gelu", "matmul_silu", "matmul_relu", "mla", "matmul_relu padded",
+            "optimized_matmul padded", "quant_matmul", "single_core_splitk_matmul", "splitk_matmul",
+            "splitk_matmul fp32 out", "streamk_matmul", "transpose_quant_batch_matmul"]
 
 
 def test_every_operator_is_covered():
@@ -393,7 +439,7 @@ def test_every_operator_is_covered():
     assert public <= names, sorted(public - names)
 
 
-@pytest.mark.parametrize("label", [pytest.param(n, marks=PTO_PENDING) if n in PTO else n for n in OP_NAMES])
+@pytest.mark.parametrize("label", OP_NAMES)
 def test_operator_declares_every_write(registry, label):
     aud = AccessAuditor(registry)
     with warnings.catch_warnings():
@@ -702,6 +748,100 @@ def _get_value(env: Env):
     assert get_value(ctx, gm, 7) == 7
 
 
+def _tla_gm_to_l1(kind, dtype="float16", rows=20, cols=40):
+    def scenario(env: Env):
+        from catlass_py.tile.copy_tla import L1_LAYOUT, CopyGmToL1Tla, make_tensor
+        from catlass_py.tla import get_tile, make_layout_tag
+
+        ctx = env.core("AIC")
+        l1 = ctx.resource.l1_buf.get_buffer_by_byte(dtype, 1024)
+        big_rows, big_cols = rows + 35, cols + 70
+        full = make_layout_tag(dtype, kind, big_rows, big_cols)
+        host = env.rand(dtype, (full.cosize(),))
+        src = get_tile(make_tensor(env.gm_in(host).tensor(dtype), full), (16, 32 * 8 // {"int8": 8, "float16": 16,
+                                                                                        "float32": 32}[dtype]),
+                       (rows, cols))
+        dst = make_tensor(l1, make_layout_tag(dtype, L1_LAYOUT[kind], 48, 128))
+        env.go()
+        CopyGmToL1Tla(ATLAS_A2, dtype, kind, L1_LAYOUT[kind])(dst, src)
+    return scenario
+
+
+def _tla_l1_to_l0(which, l1_kind, dtype="float16", m=20, k=40):
+    def scenario(env: Env):
+        from catlass_py.tile.copy_tla import CopyL1ToL0ATla, CopyL1ToL0BTla, make_tensor
+        from catlass_py.tla import get_tile, make_layout_tag
+
+        ctx = env.core("AIC")
+        l1 = ctx.resource.l1_buf.get_buffer_by_byte(dtype, 2048)
+        env.fill(l1)
+        src = get_tile(make_tensor(l1, make_layout_tag(dtype, l1_kind, 128, 128)), (32, 64), (m, k))
+        if which == "A":
+            op, dst = CopyL1ToL0ATla(ATLAS_A2, dtype, l1_kind), make_tensor(
+                ctx.resource.l0a_buf.get_buffer_by_byte(dtype, 0), make_layout_tag(dtype, "zZ", m, k))
+        else:
+            op, dst = CopyL1ToL0BTla(ATLAS_A2, dtype, l1_kind), make_tensor(
+                ctx.resource.l0b_buf.get_buffer_by_byte(dtype, 0), make_layout_tag(dtype, "nZ", m, k))
+        env.go()
+        op(dst, src)
+    return scenario
+
+
+def _tla_mmad(env: Env):
+    from catlass_py.tile.copy_tla import TileMmadTla, make_tensor
+    from catlass_py.tla import make_layout_l0c, make_layout_tag
+
+    ctx = env.core("AIC")
+    r = ctx.resource
+    l0a, l0b = r.l0a_buf.get_buffer_by_byte("float16", 0), r.l0b_buf.get_buffer_by_byte("float16", 0)
+    env.fill(l0a)
+    env.fill(l0b)
+    l0c = make_tensor(r.l0c_buf.get_buffer_by_byte("float32", 4096), make_layout_l0c(20, 40))
+    env.go()
+    TileMmadTla(ATLAS_A2, "float16", "float16")(l0c, make_tensor(l0a, make_layout_tag("float16", "zZ", 20, 50)),
+                                                make_tensor(l0b, make_layout_tag("float16", "nZ", 50, 40)), 20, 40, 50)
+
+
+def _tla_fixpipe(out="float16", layout_c="RowMajor", m=20, n=40):
+    def scenario(env: Env):
+        from catlass_py.tile.copy_tla import CopyL0CToGmTla, make_tensor
+        from catlass_py.tla import get_tile, make_layout_l0c, make_layout_tag
+
+        ctx = env.core("AIC")
+        l0c = ctx.resource.l0c_buf.get_buffer_by_byte("float32", 0)
+        env.fill(l0c)
+        rows, cols = m + 16, n + 21
+        gm = env.gm_out(4 * rows * (cols + 32), "C").tensor(out)
+        full = make_tensor(gm, make_layout_tag(out, layout_c, rows, cols))
+        dst = get_tile(full, (16, 16) if layout_c == "zN" else (3, 5), (m, n))
+        env.go()
+        CopyL0CToGmTla(ATLAS_A2, "float32", out, layout_c)(dst, make_tensor(l0c, make_layout_l0c(32, 48)), 3)
+    return scenario
+
+
+def _tla_gm_ub(direction, dtype="float16"):
+    def scenario(env: Env):
+        from catlass_py.tile.copy_tla import CopyGm2UbTla, CopyUb2GmTla, make_tensor
+        from catlass_py.tla import Layout, get_tile, make_layout_tag
+
+        ctx = env.core("AIV")
+        ub = ctx.resource.ub_buf.get_buffer_by_byte(dtype, 512)
+        rows, cols, ld, pitch = 7, 21, 30, 32
+        ub_t = make_tensor(ub, Layout((rows, cols), (pitch, 1)))
+        if direction == "in":
+            gm = make_tensor(env.gm_in(env.rand(dtype, (rows + 2, ld))).tensor(dtype),
+                             make_layout_tag(dtype, "RowMajor", rows + 2, ld))
+            env.go()
+            CopyGm2UbTla(ATLAS_A2, dtype)(ub_t, get_tile(gm, (1, 2), (rows, cols)))
+        else:
+            env.fill(ub)
+            gm = make_tensor(env.gm_out(4 * (rows + 2) * ld).tensor(dtype), make_layout_tag(dtype, "RowMajor",
+                                                                                             rows + 2, ld))
+            env.go()
+            CopyUb2GmTla(ATLAS_A2, dtype)(get_tile(gm, (1, 2), (rows, cols)), ub_t)
+    return scenario
+
+
 #: name -> (scenario, tight): ``tight`` scenarios also check that every declared written byte changes in one of
 #: the two runs; read-modify-write instructions (accumulating Mmad, Axpy, atomic add, the multi-step GELU/SiLU
 #: tiles) may legitimately leave some written bytes as they were.
@@ -745,6 +885,20 @@ TILE_SCENARIOS = {
                  "TileOneBlkColumnBroadcastMul", "TileCast", "Add", "Mul", "Div", "Muls", "Adds", "Exp", "Axpy",
                  "TileElemWiseAdd", "TileElemWiseMul", "TileElemWiseGelu", "TileElemWiseSilu")},
     "GetValue": (_get_value, True),
+    "CopyGmToL1Tla RowMajor->zN fp16": (_tla_gm_to_l1("RowMajor"), True),
+    "CopyGmToL1Tla RowMajor->zN int8": (_tla_gm_to_l1("RowMajor", "int8", 33, 70), True),
+    "CopyGmToL1Tla ColumnMajor->nZ": (_tla_gm_to_l1("ColumnMajor", "float16", 40, 20), True),
+    "CopyGmToL1Tla zN->zN": (_tla_gm_to_l1("zN", "float16", 20, 19), True),
+    "CopyGmToL1Tla nZ->nZ fp32": (_tla_gm_to_l1("nZ", "float32", 19, 20), True),
+    "CopyL1ToL0ATla zN": (_tla_l1_to_l0("A", "zN"), True),
+    "CopyL1ToL0ATla nZ int8": (_tla_l1_to_l0("A", "nZ", "int8", m=40, k=70), True),
+    "CopyL1ToL0BTla zN int8": (_tla_l1_to_l0("B", "zN", "int8", m=70, k=40), True),
+    "CopyL1ToL0BTla nZ fp32": (_tla_l1_to_l0("B", "nZ", "float32", m=20, k=40), True),
+    "TileMmadTla fp16": (_tla_mmad, True),
+    "CopyL0CToGmTla fp32->fp16": (_tla_fixpipe(), True),
+    "CopyL0CToGmTla zN destination": (_tla_fixpipe("float32", "zN"), True),
+    "CopyGm2UbTla RowMajor": (_tla_gm_ub("in"), True),
+    "CopyUb2GmTla RowMajor": (_tla_gm_ub("out", "float32"), True),
 }
 
 

@@ -1,5 +1,6 @@
-"""A launch as a process resource: it frees what it allocated without the cyclic garbage collector, stops every
-core when the caller is interrupted, and shares the process-wide BLAS thread limit safely between threads."""
+"""A launch as a process resource: it frees what it allocated without the cyclic garbage collector (its observers
+keep only their findings), stops every core when the caller is interrupted, and shares the process-wide BLAS
+thread limit safely between threads."""
 
 import gc
 import os
@@ -126,12 +127,10 @@ def test_ctrl_c_stops_a_core_that_never_blocks_and_leaves_no_thread():
     try:
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(1.0)
-        sent = time.perf_counter()
         proc.send_signal(signal.SIGINT)
-        line = proc.stdout.readline().split()
-        stopped = time.perf_counter() - sent
-        assert line[0] == "interrupted"
-        assert stopped < 2.0, f"the launch returned {stopped:.1f} s after the interrupt"
+        # the spinning core never ends on its own: the launch returns and no thread is left only if the
+        # interrupt stopped it
+        assert proc.stdout.readline().split()[0] == "interrupted"
         assert proc.stdout.readline().split() == ["threads", "1"]
         digest = proc.stdout.readline().split()
         proc.wait(timeout=30)
@@ -141,6 +140,27 @@ def test_ctrl_c_stops_a_core_that_never_blocks_and_leaves_no_thread():
 
     fresh = hashlib.sha256((np.arange(16, dtype=np.float32) * 3).tobytes()).hexdigest()[:16]
     assert digest == ["digest", fresh]
+
+
+@pytest.mark.parametrize("detect_races", [False, True])
+def test_observers_kept_after_a_launch_hold_no_launch_state_and_free_without_the_garbage_collector(detect_races):
+    from catlass_py.analysis import CostModel
+
+    gc.collect()
+    gc.disable()
+    try:
+        cost = CostModel()
+        result = launch(Copy(), Params(), 1, observers=(cost,), options=LaunchParams(detect_races=detect_races))
+        assert cost.report.cycles > 0
+        kept = [cost] + ([result.race_detector] if detect_races else [])
+        assert all(o.orders == {} for o in kept)
+        if detect_races:
+            assert result.race_detector.accesses > 0
+        refs = [weakref.ref(o) for o in kept]
+        del cost, result, kept
+        assert [r() for r in refs] == [None] * len(refs)
+    finally:
+        gc.enable()
 
 
 def _blas_limits():

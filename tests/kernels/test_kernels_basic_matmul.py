@@ -119,7 +119,7 @@ def test_kernel_flags_balanced_and_async_block_drained():
     ({"core_num": 0}, "core_num"),
     ({"core_num": 25}, "core_num"),
     ({"out_dtype": "int32"}, "out_dtype"),
-    ({"a": [[1.0]]}, "numpy array"),
+    ({"a": [[1.0]]}, "expected an array"),
 ])
 def test_argument_errors(kwargs, match):
     args = {"a": np.zeros((4, 4), np.float16), "b": np.zeros((4, 4), np.float16), **kwargs}

@@ -115,7 +115,7 @@ def test_empty_output():
     ({"a": np.zeros((4, 0), np.float16), "b": np.zeros((0, 4), np.float16)}, "k"),
     ({"layout_b": "diagonal"}, "layout_b"),
     ({"core_num": 0}, "core_num"),
-    ({"b": [[1.0]]}, "numpy array"),
+    ({"b": [[1.0]]}, "expected an array"),
 ])
 def test_argument_errors(kwargs, match):
     args = {"a": np.zeros((4, 4), np.float16), "b": np.zeros((4, 4), np.float16),

@@ -53,17 +53,49 @@ def test_zero_nan_inf_and_subnormal_blocks():
     x = np.zeros((4, 32), np.float32)
     x[1, 3] = np.nan
     x[2, 0] = -np.inf
+    x[2, 1] = 3.0
     x[3, :] = np.float32(1e-45)  # fp32 subnormal amax: exponent field 0 -> s clamps to -127
     for elem in ELEMS:
         d, s = quantize_mx(x, elem)
-        assert s.tolist() == [[0], [255], [255], [0]], elem
-        out = dequantize_mx(d, s, elem_dtype=elem)
-        assert (out[0] == 0).all() and np.isnan(out[1]).all() and np.isnan(out[2]).all()
-        assert (out[3] == 0).all()
+        # an infinite maximum keeps the exponent arithmetic: 255 - emax (PTO tquant inf_only goldens)
+        assert s.tolist() == [[0], [255], [255 - EMAX[elem]], [0]], elem
+        out = dequantize_mx(d, s, elem_dtype=elem, dtype=np.float64)
+        assert (out[0] == 0).all() and np.isnan(out[1]).all() and (out[3] == 0).all()
+        if elem != "float4_e1m2":  # e1m2 (emax 0): 255 - 0 is the NaN scale itself
+            assert out[2, 0] < 0 and out[2, 1] == 0.0  # -inf saturates to -max, 3 * 2**-(128 - emax) -> 0
+        d, s = quantize_mx(x, elem, inf_scale="nan")
+        assert s[2].tolist() == [255] and np.isnan(dequantize_mx(d, s, elem_dtype=elem)[2]).all()
     d, _ = quantize_mx(x, "e4m3")
-    assert np.isnan(d[1].astype(np.float32)).all()  # fp8 keeps NaN in NaN-scale blocks
+    assert (d[1].view(np.uint8) == 0x7F).all()  # fp8 keeps NaN in NaN-scale blocks
+    assert d[2].view(np.uint8)[:2].tolist() == [0xFE, 0x00]  # -inf -> -448
     d, _ = quantize_mx(x, "e2m1")
-    assert (d[1].astype(np.float32) == 0).all()  # fp4 has no NaN
+    assert (d[1].view(np.uint8) == 0x7).all()  # fp4 has no NaN: PTO's encoder writes code 7
+    assert d[2].view(np.uint8)[0] == 0xF  # -inf -> -6
+    d, _ = quantize_mx(x, "e2m1", fp4_nan="zero")
+    assert (d[1].view(np.uint8) == 0).all()
+    d, _ = quantize_mx(x, "e1m2")
+    assert (d[1] == 0x7).all()
+
+
+def test_nv_rceil_scale():
+    """NV: e = ceil(log2(fp32(amax * fp32(1/max)))) + 127, exact powers kept, inf -> 0xFE, NaN -> 0xFF."""
+    amax = np.array([448.0, 449.0, 896.0, 0.0, np.inf, np.nan, 2.0**-130, 1.0], np.float32)
+    assert mx_scale_exponent(amax, "e4m3", scale_alg="nv").tolist() == [127, 128, 128, 0, 0xFE, 0xFF, 0, 119]
+    assert mx_scale_exponent(np.array([6.0, 6.5, 12.0]), "e2m1", scale_alg="nv").tolist() == [127, 128, 128]
+    x = np.zeros(32, np.float32)
+    x[0], x[1] = 449.0, 1.0  # scale 2**1: 449/2 = 224.5 -> 224; 0.5
+    d, s = quantize_mx(x, "e4m3", scale_alg="nv")
+    assert s.tolist() == [128] and d[:2].astype(np.float32).tolist() == [224.0, 0.5]
+    with pytest.raises(ArgumentError, match="scale_alg"):
+        quantize_mx(x, "e4m3", scale_alg="floor")
+
+
+def test_emax_option():
+    """TQUANT.md's table says e2m1 emax 1; the reference code uses 2 (default)."""
+    assert mx_scale_exponent(np.array([6.0]), "e2m1").tolist() == [127]
+    assert mx_scale_exponent(np.array([6.0]), "e2m1", emax=1).tolist() == [128]
+    with pytest.raises(ArgumentError, match="emax"):
+        mx_scale_exponent(np.array([6.0]), "e2m1", emax=-1)
 
 
 def test_scale_matches_fp32_exponent_bits():
@@ -74,8 +106,8 @@ def test_scale_matches_fp32_exponent_bits():
     for elem in ELEMS:
         want = np.clip(((bits >> 23) & 0xFF).astype(np.int64) - EMAX[elem], 0, 255)
         np.testing.assert_array_equal(mx_scale_exponent(amax, elem), want)
-    assert mx_scale_exponent(np.array([np.nan, np.inf, 0.0]), "e4m3").tolist() == [255, 255, 0]
-    assert mx_scale_exponent(np.array([2.0**300]), "e4m3").tolist() == [255]  # beyond E8M0: NaN scale
+    assert mx_scale_exponent(np.array([np.nan, np.inf, 0.0]), "e4m3").tolist() == [255, 247, 0]
+    assert mx_scale_exponent(np.array([2.0**300]), "e4m3").tolist() == [247]  # beyond fp32: read as inf
 
 
 @pytest.mark.parametrize("elem", ELEMS)

@@ -199,7 +199,7 @@ def good():
         (lambda a, b, gl, s, p: (a, b, gl, s, p[:-1]), "per_token_scale: expected shape"),
         (lambda a, b, gl, s, p: (a, b, gl, s, p.astype(np.float16)), "per_token_scale: expected dtype bfloat16"),
         (lambda a, b, gl, s, p: (a[:, :0], b[:, :0], gl, s, p), "k == 0"),
-        (lambda a, b, gl, s, p: (a, b, list(gl), s, p), "group_list: expected a numpy array"),
+        (lambda a, b, gl, s, p: (a, b, list(gl), s, p), "group_list: expected an array"),
     ],
 )
 def test_bad_input_raises_argument_error_naming_it(good, mutate, match):

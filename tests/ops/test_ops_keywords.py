@@ -33,10 +33,18 @@ def _calls():
     glk = np.array([20, 40, 64], np.int64)  # no empty K group: example 05 zero-fills those racily (as CATLASS)
     bf = lambda *s: r.uniform(0.5, 1.5, s).astype(np.float32).astype(ml_dtypes.bfloat16)  # noqa: E731
     f16 = lambda *s: r.uniform(0.5, 1.5, s).astype(np.float16)  # noqa: E731
+    f32 = lambda *s: r.uniform(0.5, 1.5, s).astype(np.float32)  # noqa: E731
     tq = make_inputs(8, 64, 64, 1, out_dtype="float16")
+    fa_q, fa_kv = _f16(r, 6, 2, 32), _f16(r, 40, 1, 32)
+    mla_args = (_f16(r, 2, 4, 512), _f16(r, 2, 4, 64), _f16(r, 2, 128, 1, 512), _f16(r, 2, 128, 1, 64),
+                np.array([[0], [1]], np.int32))
     return {
         "basic_matmul": lambda **kw: ops.basic_matmul(a, b, **kw),
+        "basic_matmul_preload_zn": lambda **kw: ops.basic_matmul_preload_zn(a, b, **kw),
+        "basic_matmul_tla": lambda **kw: ops.basic_matmul_tla(a, b, **kw),
         "batched_matmul": lambda **kw: ops.batched_matmul(a[None], b[None], **kw),
+        "flash_attention_infer": lambda **kw: ops.flash_attention_infer(fa_q, fa_kv, fa_kv, actual_seq_lengths=[6],
+                                                                        actual_seq_lengths_kv=[40], **kw),
         "grouped_matmul": lambda **kw: ops.grouped_matmul([a], [b], **kw),
         "grouped_matmul_slice_k": lambda **kw: ops.grouped_matmul_slice_k(a, b, glk, **kw),
         "grouped_matmul_slice_k_per_token_dequant":
@@ -54,10 +62,20 @@ def _calls():
         "matmul_gelu": lambda **kw: ops.matmul_gelu(a, b, **kw),
         "matmul_relu": lambda **kw: ops.matmul_relu(a, b, **kw),
         "matmul_silu": lambda **kw: ops.matmul_silu(a, b, **kw),
+        "optimized_matmul": lambda **kw: ops.optimized_matmul(a, b, **kw),
+        "optimized_matmul_tla": lambda **kw: ops.optimized_matmul_tla(a, b, **kw),
+        "mla": lambda **kw: ops.mla(*mla_args, actual_seq_lengths=[1, 1], actual_seq_lengths_kv=[100, 60], **kw),
         "quant_matmul": lambda **kw: ops.quant_matmul(a8, b8, f16(260), f16(130), **kw),
+        "quant_matmul_full_load_a_tla": lambda **kw: ops.quant_matmul_full_load_a_tla(a8, b8, f32(260), f32(130), **kw),
+        # one block: with 2 AI cores the epilogue's step is 1 (half the cores), and a second block would be
+        # dequantised twice (a benign race the detector would report, see docs/kernels.md)
+        "quant_multi_core_splitk_matmul_tla":
+            lambda **kw: ops.quant_multi_core_splitk_matmul_tla(a8[:100], b8[:, :200], f32(200), f32(100), **kw),
+        "quant_optimized_matmul_tla": lambda **kw: ops.quant_optimized_matmul_tla(a8, b8, f32(260), f32(130), **kw),
         "single_core_splitk_matmul": lambda **kw: ops.single_core_splitk_matmul(a, b, **kw),
         "splitk_matmul": lambda **kw: ops.splitk_matmul(a, b, **kw),
         "streamk_matmul": lambda **kw: ops.streamk_matmul(a, b, **kw),
+        "strided_batched_matmul_tla": lambda **kw: ops.strided_batched_matmul_tla(a[None], b[None], **kw),
         "transpose_quant_batch_matmul": lambda **kw: ops.transpose_quant_batch_matmul(*tq, out_dtype="float16", **kw),
     }
 

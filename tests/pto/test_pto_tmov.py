@@ -44,15 +44,15 @@ def vec(ctx, fmt, dtype, rows, cols, off=0, **kw):
 # -- ND -> NZ ---------------------------------------------------------------------------------------------
 
 
-def test_nd_to_nz_fp8_matches_golden_recipe_and_pads_rows():
+def test_nd_to_nz_fp8_matches_golden_recipe_and_keeps_rows_past_valid():
     core = aiv()
     src = vec(core, "ND", "float8_e4m3fn", 32, 64, valid=(20, 64))
     data = np.arange(20 * 64, dtype=np.float32).reshape(20, 64) % 200
     src.write(data.astype(ml_dtypes.float8_e4m3fn))
     dst = vec(core, "NZ", "float8_e4m3fn", 32, 64, off=8192, valid=(20, 64))
-    dst.tensor.view().view(np.uint8)[:] = 0xAB  # stale contents must be overwritten by the zero pad
+    dst.tensor.view().view(np.uint8)[:] = 0xAB  # TMovToVecNd2Nz stores the 20 valid rows only
     tmov(dst, src)
-    padded = np.zeros((32, 64), np.uint8)
+    padded = np.full((32, 64), 0xAB, np.uint8)
     padded[:20] = data.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
     want = padded.reshape(32, 2, 32).transpose(1, 0, 2).reshape(-1)  # golden nd2nz: reshape(M, N/32, 32).T(1,0,2)
     np.testing.assert_array_equal(dst.tensor.view().view(np.uint8), want)
@@ -139,12 +139,16 @@ def _zz_tiles(core, src_shape, dst_shape, tmp_bytes, dtype="float8_e8m0fnu"):
     return src, dst, tmp
 
 
+def _dense(tile, e):
+    """Write exponents row after row into the first bytes of a (flat) source tile, as TQUANT leaves them."""
+    tile.tensor.view().view(np.uint8)[: e.size] = e.reshape(-1)
+
+
 def test_nd_to_zz_worked_32x4_byte_map():
     core = aiv()
     e = ((np.arange(32 * 4).reshape(32, 4) * 7 + 3) % 251).astype(np.uint8)
-    src, dst, tmp = _zz_tiles(core, (32, 32), (32, 4), 96)  # src static 32 cols (32-byte rows), 4 valid groups
-    src.set_valid(32, 4)
-    src.write(e.view(ml_dtypes.float8_e8m0fnu))
+    src, dst, tmp = _zz_tiles(core, (1, 128), (32, 4), 96)  # a flat 1 x (rows * G) source, read densely
+    _dense(src, e)
     tmov_zz(dst, src, tmp)
     raw = dst.tensor.view().view(np.uint8)[:128]
     want = []
@@ -175,15 +179,36 @@ def test_dn_to_zz_worked_4x32_byte_map():
 def test_nd_to_zz_pads_rows_to_16_with_zeros():
     core = aiv()
     e = np.arange(1, 20 * 2 + 1, dtype=np.uint8).reshape(20, 2)
-    src, dst, tmp = _zz_tiles(core, (20, 32), (32, 2), tmov_zz_tmp_bytes(20, 64), dtype="uint8")
-    src.set_valid(20, 2)
-    src.write(e)
+    src, dst, tmp = _zz_tiles(core, (1, 64), (32, 2), tmov_zz_tmp_bytes(20, 64), dtype="uint8")
+    src.tensor.view()[:] = 0xCC  # stale bytes after the 40 exponents: the instruction zeroes them first
+    _dense(src, e)
     dst.set_valid(20, 2)
     dst.tensor.view()[:] = 0xEE
     tmov_zz(dst, src, tmp)
     raw = dst.tensor.view()[:64]
     assert (raw[32 + 4 * 2: 64] == 0).all()  # rows 20..31 of the second row block
     np.testing.assert_array_equal(raw[32: 32 + 8], e[16:20].reshape(-1))
+    assert (src.tensor.view()[40:64] == 0).all() and (src.tensor.view()[:40] == e.reshape(-1)).all()
+    idx = tmp.tensor.view()[:68].view(np.uint16)  # gather indices: 16 bases i*G/2, G/2 per row block, 16-entry tail
+    np.testing.assert_array_equal(idx, np.r_[np.arange(16), 0, 16, np.arange(16) + 16])
+
+
+def test_nd_to_zz_source_option_layout_reads_through_the_tile():
+    """source='layout' (the pre-PTO-code reading): E[r][g] at r * Cols + g of the source tile."""
+    core = aiv()
+    e = ((np.arange(32 * 4).reshape(32, 4) * 7 + 3) % 251).astype(np.uint8)
+    src, dst, tmp = _zz_tiles(core, (32, 32), (32, 4), 96, dtype="uint8")
+    src.set_valid(32, 4)
+    src.write(e)
+    tmov_zz(dst, src, tmp, source="layout")
+    np.testing.assert_array_equal(dst.read(), e)
+    with pytest.raises(ConfigError, match="the source is read densely"):
+        tmov_zz(dst, Tile.of("ND", V, "uint8", 1, 32).assign(core, 196608), tmp)  # 32 bytes < 32 rows x 4 groups
+    with pytest.raises(ConfigError, match="source must be one of"):
+        tmov_zz(dst, src, tmp, source="strided")
+    src.set_valid(16, 4)
+    with pytest.raises(ConfigError, match="exceeds the source's 16x4"):
+        tmov_zz(dst, src, tmp, source="layout")
 
 
 def test_zz_tmp_size_rule():
@@ -201,9 +226,8 @@ def test_nd_to_zz_round_trip_and_formula(rows, pairs, seed):
     g = 2 * pairs
     e = np.random.default_rng(seed).integers(0, 256, size=(rows, g)).astype(np.uint8)
     pr = -(-rows // 16) * 16
-    src, dst, tmp = _zz_tiles(core, (rows, 32), (pr, g), tmov_zz_tmp_bytes(rows, 32 * g), dtype="uint8")
-    src.set_valid(rows, g)
-    src.write(e)
+    src, dst, tmp = _zz_tiles(core, (1, -(-pr * g // 32) * 32), (pr, g), tmov_zz_tmp_bytes(rows, 32 * g), dtype="uint8")
+    _dense(src, e)
     dst.set_valid(rows, g)
     tmov_zz(dst, src, tmp)
     raw = dst.tensor.view()
@@ -221,7 +245,7 @@ def test_dn_to_zz_round_trip_and_formula(hpairs, nb, seed):
     e = np.random.default_rng(seed).integers(0, 256, size=(h, n)).astype(np.uint8)
     src, dst, tmp = _zz_tiles(core, (h, 32 * -(-n // 32)), (n, h), 32, dtype="uint8")
     src.set_valid(h, n)
-    src.write(e)
+    _dense(src, e)  # DN rows are read N bytes apart (the valid column count), whatever the static Cols
     tmov_zz(dst, src, tmp, grp_axis=0)
     raw = dst.tensor.view()
     hh, nn = np.meshgrid(np.arange(h), np.arange(n), indexing="ij")
@@ -233,7 +257,6 @@ def test_dn_to_zz_round_trip_and_formula(hpairs, nb, seed):
 def test_zz_constraints():
     core = aiv()
     src, dst, tmp = _zz_tiles(core, (32, 32), (32, 4), 8, dtype="uint8")
-    src.set_valid(32, 4)
     with pytest.raises(ConfigError, match=r"tmp holds 32 bytes but needs .* = 72"):
         tmov_zz(dst, src, tmp)
     src2, dst2, tmp2 = _zz_tiles(core, (32, 32), (32, 4), 200, dtype="uint8")

@@ -56,7 +56,7 @@ def test_every_shipped_example_has_a_search_space_whose_default_candidates_assem
         first = next(space.candidates())
         assert check_config(example.assemble, first, ATLAS_A2 if name != "transpose_quant_batch_matmul" else None) \
             is None or name == "transpose_quant_batch_matmul", (name, first)
-        assert space.size() >= 8, name
+        assert space.size() >= 8 or name in ("19_mla", "23_flash_attention_infer"), name  # tiles fixed by the blocks
 
 
 def test_catlass_space_of_example_00_is_the_readme_one():
@@ -184,8 +184,7 @@ def test_tune_command_bad_arguments_exit_2(capsys):
 
 
 def test_tune_help_lists_the_search_spaces(capsys):
-    with pytest.raises(SystemExit):
-        cli.main(["tune", EX00, "--help"])
+    assert cli.main(["tune", EX00, "--help"]) == 0
     out = capsys.readouterr().out
     assert "search spaces of 00_basic_matmul" in out and "catlass:" in out and "3402 candidates" in out
 

@@ -3,6 +3,7 @@ block schedulers."""
 
 from catlass_py.gemm.block.block_mmad import (
     BlockMmad,
+    BlockMmadTla,
     check_block_mmad,
     register_block_mmad,
     registered_block_mmads,
@@ -14,17 +15,25 @@ from catlass_py.gemm.block.block_mmad_instance import (
 from catlass_py.gemm.block.block_mmad_spec import BlockMmadSpec
 from catlass_py.gemm.block.capabilities import (
     BIAS_CALL,
+    FULL_LOAD_A_CALL,
     PLAIN_CALL,
     PRELOAD_CALL,
+    PRELOAD_TLA_CALL,
     SINGLE_CORE_SPLITK_CALL,
     STREAMK_CALL,
+    TLA_CALL,
+    TLA_V2_CALL,
     BlockMmadCall,
     BlockMmadCapabilities,
     BlockMmadRequirement,
 )
 from catlass_py.gemm.block.mmad_pingpong import BlockMmadPingpong
 from catlass_py.gemm.block.mmad_pingpong_bias import BlockMmadPingpongBias
+from catlass_py.gemm.block.mmad_full_load_a_tla import BlockMmadFullLoadATla
+from catlass_py.gemm.block.mmad_pingpong_tla import BlockMmadPingpongTla
+from catlass_py.gemm.block.mmad_pingpong_tla_v2 import BlockMmadPingpongTlaV2
 from catlass_py.gemm.block.mmad_preload import BlockMmadPreload
+from catlass_py.gemm.block.mmad_preload_tla import BlockMmadPreloadTla
 from catlass_py.gemm.block.mmad_preload_async import (
     BlockMmadPreloadAsync,
     BlockMmadPreloadAsyncWithCallback,
@@ -32,6 +41,7 @@ from catlass_py.gemm.block.mmad_preload_async import (
 from catlass_py.gemm.block.mmad_single_core_splitk import BlockMmadSingleCoreSplitk
 from catlass_py.gemm.block.mmad_streamk import BlockMmadStreamk
 from catlass_py.gemm.block.swizzle import GemmIdentityBlockSwizzle
+from catlass_py.gemm.block.swizzle_full_load import GemmIdentityBlockSwizzleL1FullLoad
 from catlass_py.gemm.block.swizzle_splitk import (
     SingleCoreSplitkGemmIdentityBlockSwizzle,
     SplitkGemmIdentityBlockSwizzle,
@@ -41,17 +51,26 @@ from catlass_py.gemm.block.swizzle_splitk import (
 
 __all__ = [
     "BIAS_CALL",
+    "FULL_LOAD_A_CALL",
     "PLAIN_CALL",
     "PRELOAD_CALL",
+    "PRELOAD_TLA_CALL",
     "SINGLE_CORE_SPLITK_CALL",
     "STREAMK_CALL",
+    "TLA_CALL",
+    "TLA_V2_CALL",
     "BlockMmad",
+    "BlockMmadTla",
     "BlockMmadCall",
     "BlockMmadCapabilities",
+    "BlockMmadFullLoadATla",
     "BlockMmadInstance",
     "BlockMmadPingpong",
     "BlockMmadPingpongBias",
+    "BlockMmadPingpongTla",
+    "BlockMmadPingpongTlaV2",
     "BlockMmadPreload",
+    "BlockMmadPreloadTla",
     "BlockMmadPreloadAsync",
     "BlockMmadPreloadAsyncWithCallback",
     "BlockMmadRequirement",
@@ -59,6 +78,7 @@ __all__ = [
     "BlockMmadSingleCoreSplitk",
     "BlockMmadStreamk",
     "GemmIdentityBlockSwizzle",
+    "GemmIdentityBlockSwizzleL1FullLoad",
     "PingpongStagesInstance",
     "SingleCoreSplitkGemmIdentityBlockSwizzle",
     "SplitkGemmIdentityBlockSwizzle",

@@ -19,6 +19,10 @@ BlockMmad (policy)                         call                 asynchronous  ca
 ``MmadAtlasA2PingpongBias``                bias                 no            0          -
 ``MmadAtlasA2Streamk``                     streamk              no            0          -
 ``MmadAtlasA2SingleCoreSplitk``            single_core_splitk   no            0          -
+``MmadPingpong`` (``BlockMmadTla``)        tla                  no            0          -
+``MmadPingpongTlaV2`` (``BlockMmadTla``)   tla_v2               no            0          -
+``MmadFullLoadA`` (``BlockMmadTla``)       full_load_a          no            0          -
+``MmadAtlasA2Preload`` (``BlockMmadTla``)  preload_tla          no            0          -
 =========================================  ===================  ============  =========  =====================
 """
 
@@ -48,6 +52,12 @@ BIAS_CALL = BlockMmadCall("bias", "(gmA, layoutA, gmB, layoutB, gmC, layoutC, gm
 STREAMK_CALL = BlockMmadCall(
     "streamk", "(gmA, layoutA, gmB, layoutB, gmC, layoutC, gmW, layoutW, gmNextA, gmNextB, actualShape, "
                "nextActualShape, isFirstBlock, hasNextBlock, isSkBlock)")
+TLA_CALL = BlockMmadCall("tla", "(tensorA, tensorB, tensorC, actualShape)")
+TLA_V2_CALL = BlockMmadCall("tla_v2", "(tensorA, tensorB, tensorC)")
+PRELOAD_TLA_CALL = BlockMmadCall(
+    "preload_tla", "(tensorA, tensorB, tensorC, tensorNextA, tensorNextB, actualShape, nextActualShape, isFirstBlock, "
+                   "hasNextBlock)")
+FULL_LOAD_A_CALL = BlockMmadCall("full_load_a", "(tensorA, tensorB, tensorC, actualShape, needLoadL1)")
 SINGLE_CORE_SPLITK_CALL = BlockMmadCall(
     "single_core_splitk", "(gmA, layoutA, gmB, layoutB, gmC, layoutC, gmNextA, gmNextB, actualShape, "
                           "nextActualShape, needLoadNextA, needLoadNextB, atomicAdd)")
@@ -109,12 +119,16 @@ class BlockMmadRequirement:
 
 __all__ = [
     "BIAS_CALL",
+    "FULL_LOAD_A_CALL",
     "BlockMmadCall",
     "BlockMmadCapabilities",
     "BlockMmadRequirement",
     "CALLBACKS",
     "PLAIN_CALL",
     "PRELOAD_CALL",
+    "PRELOAD_TLA_CALL",
     "SINGLE_CORE_SPLITK_CALL",
     "STREAMK_CALL",
+    "TLA_CALL",
+    "TLA_V2_CALL",
 ]

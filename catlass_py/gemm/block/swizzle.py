@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
+from catlass_py.integers import is_int
 
 
 _UPDATES: dict = {}  # GemmIdentityBlockSwizzle.update: (offset, direction, shape, tile, loops) -> scheduler
@@ -28,10 +29,12 @@ class GemmIdentityBlockSwizzle:
     loops_mn: MatrixCoord = field(default=MatrixCoord(0, 0))
 
     def __post_init__(self):
-        if isinstance(self.swizzle_offset, bool) or not isinstance(self.swizzle_offset, int) or self.swizzle_offset < 1:
+        if not is_int(self.swizzle_offset) or self.swizzle_offset < 1:
             raise ConfigError(f"GemmIdentityBlockSwizzle: swizzle offset must be an int >= 1, got {self.swizzle_offset!r}")
-        if self.swizzle_direction not in (0, 1):
+        object.__setattr__(self, "swizzle_offset", int(self.swizzle_offset))
+        if not is_int(self.swizzle_direction) or self.swizzle_direction not in (0, 1):
             raise ConfigError(f"GemmIdentityBlockSwizzle: swizzle direction must be 0 or 1, got {self.swizzle_direction!r}")
+        object.__setattr__(self, "swizzle_direction", int(self.swizzle_direction))
 
     def update(self, problem_shape, tile_mn, loops_mn=None) -> "GemmIdentityBlockSwizzle":
         """Scheduler for ``problem_shape`` (m, n, k) cut into ``tile_mn`` blocks (CATLASS ``Update``)."""

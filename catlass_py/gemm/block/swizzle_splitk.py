@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.gemm.coord import GemmCoord, ceil_div
+from catlass_py.integers import is_int
 
 
 def _check_swizzle(name: str, offset, direction) -> None:
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 1:
+    if not is_int(offset) or offset < 1:
         raise ConfigError(f"{name}: swizzle offset must be an int >= 1, got {offset!r}")
     if direction not in (0, 1):
         raise ConfigError(f"{name}: SwizzleDirection only supports 0/1, got {direction!r}")
@@ -71,8 +72,9 @@ class SplitkGemmIdentityBlockSwizzle:
         """Scheduler for ``problem_shape`` (m, n, k) cut into ``tile_shape`` (m, n, k) tiles, K in
         ``splitk_factor`` slices (the C++ constructor)."""
         problem, tile = GemmCoord(*problem_shape), GemmCoord(*tile_shape)
-        if isinstance(splitk_factor, bool) or not isinstance(splitk_factor, int) or splitk_factor < 1:
+        if not is_int(splitk_factor) or splitk_factor < 1:
             raise ArgumentError(f"splitk_factor: expected an int >= 1, got {splitk_factor!r}")
+        splitk_factor = int(splitk_factor)
         return SplitkGemmIdentityBlockSwizzle(self.swizzle_offset, self.swizzle_direction, problem, tile,
                                               splitk_factor, _loops(problem, tile))
 

@@ -23,7 +23,16 @@ import numpy as np
 
 from catlass_py.errors import ConfigError
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.tile.pto.quant_reg import get_quant_scalar, quant_vector_address, quant_vector_words, saturating
+from catlass_py.tile.pto.quant_reg import (
+    CTRL,
+    FPC,
+    QUANT_PRE,
+    checked_quant_vector_address,
+    get_quant_scalar,
+    quant_vector_address,
+    quant_vector_words,
+    saturating,
+)
 from catlass_py.tile.quant import (
     QuantMode,
     fixpipe_convert,
@@ -84,21 +93,38 @@ _TABLES = {
 }
 
 
-def pre_quant_mode(src_dtype, dst_dtype, kind: str, arch) -> QuantMode:
+def pre_quant_mode(src_dtype, dst_dtype, kind: str, arch, *, target: str = "gm", options=None) -> QuantMode:
     """PTO ``Get{Cast,Scalar,Vector}PreQuantMode<Src, Dst>`` for ``kind`` in "cast" / "scalar" / "vector".
 
-    Raises :class:`ConfigError` for a (src, dst) pair the arch's Acc checks reject. (The A5 header returns
-    the vector mode VQF322FP8_PRE for a *scalar* float -> fp8 transfer, which looks like a slip; the scalar
-    mode QF322FP8_PRE is used here.)
+    ``target`` is "gm" for an Acc -> GM TSTORE (``GetScalarPreQuantModeGm`` of ``include/pto/npu/a5/TStore.hpp``)
+    or "onchip" for Acc -> UB / L1 moves (TMOV, TEXTRACT, TINSERT; ``GetScalarPreQuantMode`` of
+    ``include/pto/npu/a5/common.hpp``). The two Ascend 950 scalar tables differ in two entries:
+
+    * fp32 -> fp8 e4m3: TStore.hpp gives QF322FP8_PRE; common.hpp returns the *vector* mode VQF322FP8_PRE from
+      the scalar form. ``tstore_acc2gm`` case 52 (scalar quant of an fp32 accumulator to e4m3 in GM, a passing
+      ST case) runs QF322FP8_PRE with the scalar word; no ST case runs the on-chip form.
+    * fp32 -> fp32: TStore.hpp gives QF322F32_PRE; common.hpp has no entry (NoQuant: the scalar would be loaded
+      and not applied). No ST case runs the on-chip form either.
+
+    The scalar table of TStore.hpp is used for both targets by default; ``options.onchip_scalar_table ==
+    "common"`` follows common.hpp literally for the on-chip moves (VQF322FP8_PRE then reads the FPC quant vector,
+    not QUANT_PRE).
+
+    Raises :class:`ConfigError` for a (src, dst) pair the arch's Acc checks reject.
     """
     is950 = arch.arch_code >= 3510
     table = _TABLES[(is950, kind)]
     src, dst = get_dtype(src_dtype).name, get_dtype(dst_dtype).name
+    if target not in ("gm", "onchip"):
+        raise ConfigError(f"pre_quant_mode: target must be 'gm' or 'onchip', got {target!r}")
     mode = table.get((src, dst))
     if mode is None:
         allowed = ", ".join(f"{s}->{d}" for s, d in table)
         form = {"cast": "plain/relu (cast) form", "scalar": "scalar-quant form", "vector": "vector-quant form"}[kind]
         raise ConfigError(f"TMOV Acc: {src} -> {dst} is not supported by the {form} on {arch.name} (allowed: {allowed})")
+    if is950 and kind == "scalar" and target == "onchip" and options is not None \
+            and options.onchip_scalar_table == "common":
+        return {Q.QF322F32_PRE: Q.NoQuant, Q.QF322FP8_PRE: Q.VQF322FP8_PRE}.get(mode, mode)
     return mode
 
 
@@ -108,16 +134,21 @@ class FixpipeOptions:
 
     ``scalar_scale``: "m1" (19-bit M1, default) or "fp32" (CPU simulator, scalar modes only).
     ``ctrl48_polarity``: "ascendc" (CTRL[48] = 0 saturates, default) or "cpu_sim" (1 saturates).
+    ``onchip_scalar_table``: "gm" (default: TStore.hpp's scalar modes for every Acc move, as tstore_acc2gm case 52
+    runs them) or "common" (common.hpp's table for the on-chip moves; see :func:`pre_quant_mode`).
     """
 
     scalar_scale: str = "m1"
     ctrl48_polarity: str = "ascendc"
+    onchip_scalar_table: str = "gm"
 
     def __post_init__(self):
         if self.scalar_scale not in ("m1", "fp32"):
             raise ConfigError(f"FixpipeOptions: scalar_scale must be 'm1' or 'fp32', got {self.scalar_scale!r}")
         if self.ctrl48_polarity not in ("ascendc", "cpu_sim"):
             raise ConfigError(f"FixpipeOptions: ctrl48_polarity must be 'ascendc' or 'cpu_sim', got {self.ctrl48_polarity!r}")
+        if self.onchip_scalar_table not in ("gm", "common"):
+            raise ConfigError(f"FixpipeOptions: onchip_scalar_table must be 'gm' or 'common', got {self.onchip_scalar_table!r}")
 
 
 DEFAULT_OPTIONS = FixpipeOptions()
@@ -148,17 +179,34 @@ def fixpipe_apply(ctx, acc: np.ndarray, mode: QuantMode, dst_dtype, *, relu: Rel
                            saturate=sat, **kwargs)
 
 
+def fixpipe_reads(ctx, mode: QuantMode, n: int, col0: int = 0) -> tuple:
+    """Access records of what a fixpipe transfer of ``n`` columns reads besides the accumulator: CTRL (saturation),
+    QUANT_PRE for scalar modes, FPC and the ``n`` quant words it points at (from column ``col0``) for vector
+    modes."""
+    reads = [ctx.register_access(CTRL)]
+    if mode.is_scaled:
+        if mode.is_vector:
+            reads.append(ctx.register_access(FPC))
+            fb = ctx.resource.fb_buf.tensor("uint8", 0)
+            start = quant_vector_address(ctx) + 8 * col0
+            reads.append(fb.access(start, min(8 * n, max(fb.count - start, 0))))
+        else:
+            reads.append(ctx.register_access(QUANT_PRE))
+    return tuple(reads)
+
+
 def fixpipe_check(ctx, n: int, mode: QuantMode, *, col0: int = 0, options: FixpipeOptions = DEFAULT_OPTIONS) -> None:
     """The register checks :func:`fixpipe_apply` makes for an ``n``-column transfer, without converting anything
     (timing-only runs): QUANT_PRE written for scalar modes, FPC written and the quant words inside the fixpipe
     buffer for vector modes."""
     if mode.is_scaled:
         if mode.is_vector:
-            quant_vector_address(ctx, col0 + n)
+            checked_quant_vector_address(ctx, col0 + n)
         else:
             get_quant_scalar(ctx)
     saturating(ctx, options.ctrl48_polarity)
 
 
 __all__ = ["DEFAULT_OPTIONS", "FixpipeOptions", "LayoutMode", "ReluPreMode", "fixpipe_apply", "fixpipe_check",
+           "fixpipe_reads",
            "pre_quant_mode"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.tile.pto import mx_mmad
+from catlass_py.tile.pto._common import emit, listening, region
 from catlass_py.tile.pto.tile import FRACTAL_C, Tile, TileType
 
 MAX_MNK = 4095
@@ -73,15 +74,16 @@ def _check_bias(bias: Tile, c: Tile, n: int, what: str) -> None:
                           f"{bias.rows}x{bias.cols} (valid cols {bias.valid_col})")
 
 
-def _run(c_out: Tile, data, m: int, n: int, k: int, op: str, dtype: str) -> None:
+def _run(c_out: Tile, data, m: int, n: int, k: int, op: str, dtype: str, reads) -> None:
     """Write ``start + acc`` into ``c_out`` (``data()`` gives ``(start, acc)``; a timing-only core never calls it)
-    and publish the instruction."""
+    and publish the instruction with its ``reads`` (callables giving access records)."""
     if c_out.computes:
         start, acc = data()
         c_out.write(mx_mmad.accumulate(start, acc, c_out.dtype))
     ctx = c_out.ctx
-    if ctx is not None and ctx.bus.instructions:
-        ctx.emit(Pipe.M, op, flops=2 * m * n * k, info={"m": m, "n": n, "k": k, "dtype": dtype})
+    if listening(ctx):
+        emit(ctx, Pipe.M, op, flops=2 * m * n * k, reads=tuple(r() for r in reads), writes=(region(c_out, m, n),),
+             m=m, n=n, k=k, dtype=dtype)
 
 
 def _product(a: Tile, b: Tile, m: int, k: int, n: int):
@@ -91,20 +93,26 @@ def _product(a: Tile, b: Tile, m: int, k: int, n: int):
 def tmatmul(c: Tile, a: Tile, b: Tile) -> None:
     """PTO ``TMATMUL(c, a, b)``: ``C = A @ B``."""
     m, k, n = _check(c, a, b, "TMATMUL", mx=False)
-    _run(c, lambda: (None, _product(a, b, m, k, n)), m, n, k, "TMATMUL", a.dtype.name)
+    _run(c, lambda: (None, _product(a, b, m, k, n)), m, n, k, "TMATMUL", a.dtype.name, _ab(a, b, m, k, n))
 
 
 def tmatmul_acc(c_out: Tile, c_in: Tile, a: Tile, b: Tile) -> None:
     """PTO ``TMATMUL_ACC(cOut, cIn, a, b)``: ``C_out = C_in + A @ B`` (``c_in`` may be ``c_out``)."""
     m, k, n = _check(c_out, a, b, "TMATMUL_ACC", mx=False)
-    _run(c_out, lambda: (c_in.read(m, n), _product(a, b, m, k, n)), m, n, k, "TMATMUL_ACC", a.dtype.name)
+    _run(c_out, lambda: (c_in.read(m, n), _product(a, b, m, k, n)), m, n, k, "TMATMUL_ACC", a.dtype.name,
+         _ab(a, b, m, k, n) + (lambda: region(c_in, m, n),))
 
 
 def tmatmul_bias(c: Tile, a: Tile, b: Tile, bias: Tile) -> None:
     """PTO ``TMATMUL_BIAS(c, a, b, bias)``: ``C = A @ B + bias[j]`` (bias row broadcast over rows)."""
     m, k, n = _check(c, a, b, "TMATMUL_BIAS", mx=False)
     _check_bias(bias, c, n, "TMATMUL_BIAS")
-    _run(c, lambda: (bias.read(1, n), _product(a, b, m, k, n)), m, n, k, "TMATMUL_BIAS", a.dtype.name)
+    _run(c, lambda: (bias.read(1, n), _product(a, b, m, k, n)), m, n, k, "TMATMUL_BIAS", a.dtype.name,
+         _ab(a, b, m, k, n) + (lambda: region(bias, 1, n),))
+
+
+def _ab(a: Tile, b: Tile, m: int, k: int, n: int) -> tuple:
+    return (lambda: region(a, m, k), lambda: region(b, k, n))
 
 
 def _mx(c, a, a_scale, b, b_scale, what):
@@ -114,21 +122,25 @@ def _mx(c, a, a_scale, b, b_scale, what):
     def product():
         return mx_mmad.mx_product(a.read(m, k), a.dtype, a_scale.read(m, kg), b.read(k, n), b.dtype,
                                   b_scale.read(kg, n))
-    return product, m, k, n
+    reads = _ab(a, b, m, k, n) + (lambda: region(a_scale, m, kg), lambda: region(b_scale, kg, n))
+    return product, m, k, n, reads
 
 
 def tmatmul_mx(c: Tile, a: Tile, a_scale: Tile, b: Tile, b_scale: Tile, bias: Tile | None = None) -> None:
     """PTO ``TMATMUL_MX(c, a, aScale, b, bScale[, bias])``: ``C = (SA (x) A) @ (SB (x) B) [+ bias]``."""
-    product, m, k, n = _mx(c, a, a_scale, b, b_scale, "TMATMUL_MX")
+    product, m, k, n, reads = _mx(c, a, a_scale, b, b_scale, "TMATMUL_MX")
     if bias is not None:
         _check_bias(bias, c, n, "TMATMUL_MX")
-    _run(c, lambda: (None if bias is None else bias.read(1, n), product()), m, n, k, "TMATMUL_MX", a.dtype.name)
+        reads += (lambda: region(bias, 1, n),)
+    _run(c, lambda: (None if bias is None else bias.read(1, n), product()), m, n, k, "TMATMUL_MX", a.dtype.name,
+         reads)
 
 
 def tmatmul_mx_acc(c_out: Tile, c_in: Tile, a: Tile, a_scale: Tile, b: Tile, b_scale: Tile) -> None:
     """PTO ``TMATMUL_MX(cOut, cIn, a, aScale, b, bScale)``: ``C_out = C_in + (SA (x) A) @ (SB (x) B)``."""
-    product, m, k, n = _mx(c_out, a, a_scale, b, b_scale, "TMATMUL_MX")
-    _run(c_out, lambda: (c_in.read(m, n), product()), m, n, k, "TMATMUL_MX", a.dtype.name)
+    product, m, k, n, reads = _mx(c_out, a, a_scale, b, b_scale, "TMATMUL_MX")
+    _run(c_out, lambda: (c_in.read(m, n), product()), m, n, k, "TMATMUL_MX", a.dtype.name,
+         reads + (lambda: region(c_in, m, n),))
 
 
 __all__ = ["tmatmul", "tmatmul_acc", "tmatmul_bias", "tmatmul_mx", "tmatmul_mx_acc"]

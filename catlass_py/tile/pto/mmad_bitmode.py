@@ -32,7 +32,7 @@ from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import AlignmentError, ArgumentError, ConfigError, OutOfBoundsError
 from catlass_py.layout import L0C, RowMajor, nZ, zN, zZ
 from catlass_py.numerics.packing import unpack_fp4
-from catlass_py.tile._region import local_check, local_read, local_write
+from catlass_py.tile._region import local_check, local_read, local_write, region_access
 from catlass_py.tile.pto import mx_mmad
 
 _FIELDS = {  # name: (lsb, width)
@@ -221,6 +221,27 @@ def _layouts(fm, filter_, params, a_layout: str):
     return la, nZ.make_layout(filter_.dtype, k, n), L0C.make_layout(m, n)
 
 
+def _init(ctx, dst, bias, params, layout_c, m, n, what):
+    if bias is not None:
+        return bias.view(n)[None, :]
+    if params.cmatrix_init_val:
+        return None
+    if params.cmatrix_source:
+        return ctx.resource.bt_buf.tensor(dst.dtype, 0, n).view()[None, :]
+    return local_read(dst, layout_c, m, n, what)
+
+
+def _init_reads(ctx, dst, bias, params, layout_c, m, n) -> tuple:
+    """What the initial value of C is read from (nothing when it starts at 0)."""
+    if bias is not None:
+        return (bias.access(0, n),)
+    if params.cmatrix_init_val:
+        return ()
+    if params.cmatrix_source:
+        return (ctx.resource.bt_buf.tensor(dst.dtype, 0, n).access(),)
+    return region_access(dst, layout_c, m, n)
+
+
 def _read_check(t: LocalTensor, layout, rows: int, cols: int, what: str) -> None:
     """The capacity checks of :func:`_read` without the bytes (timing-only runs)."""
     if t.dtype.packed:
@@ -241,24 +262,14 @@ def _init_check(ctx, dst, bias, params, layout_c, m, n, what) -> None:
         local_check(dst, layout_c, m, n, what)
 
 
-def _emit(ctx, m, n, k, op, dtype) -> None:
+def _finish(ctx, dst, layout_c, start, acc, m, n, k, op, dtype, reads):
+    """Write ``start + acc`` into C (skipped when ``acc`` is None: a timing-only core, which has made the checks)
+    and publish the instruction."""
+    if acc is not None:
+        local_write(dst, layout_c, mx_mmad.accumulate(start, acc, dst.dtype), op)
     if ctx.bus.instructions:
-        ctx.emit(Pipe.M, op, flops=2 * m * n * k, info={"m": m, "n": n, "k": k, "dtype": dtype})
-
-
-def _init(ctx, dst, bias, params, layout_c, m, n, what):
-    if bias is not None:
-        return bias.view(n)[None, :]
-    if params.cmatrix_init_val:
-        return None
-    if params.cmatrix_source:
-        return ctx.resource.bt_buf.tensor(dst.dtype, 0, n).view()[None, :]
-    return local_read(dst, layout_c, m, n, what)
-
-
-def _finish(ctx, dst, layout_c, start, acc, m, n, k, op, dtype):
-    local_write(dst, layout_c, mx_mmad.accumulate(start, acc, dst.dtype), op)
-    _emit(ctx, m, n, k, op, dtype)
+        ctx.emit(Pipe.M, op, flops=2 * m * n * k, info={"m": m, "n": n, "k": k, "dtype": dtype},
+                 local_reads=tuple(reads), local_writes=region_access(dst, layout_c, m, n))
 
 
 def mmad(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: MmadBitModeParams,
@@ -270,17 +281,22 @@ def mmad(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: MmadBi
     if m == 0 or k == 0 or n == 0:
         return
     la, lb, lc = _layouts(fm, filter_, params, a_layout)
-    if not dst.computes:  # timing-only: the same checks, no bytes
+    if dst.computes:
+        a = _read(fm, la, m, k, "Mmad (A)")
+        b = _read(filter_, lb, k, n, "Mmad (B)")
+        start = _init(ctx, dst, bias, params, lc, m, n, "Mmad (C)")
+        acc = mx_mmad.product(a, fm.dtype, b, filter_.dtype)
+    else:  # timing-only: the same checks, no bytes
         _read_check(fm, la, m, k, "Mmad (A)")
         _read_check(filter_, lb, k, n, "Mmad (B)")
         _init_check(ctx, dst, bias, params, lc, m, n, "Mmad (C)")
         local_check(dst, lc, m, n, "Mmad", write=True)
-        _emit(ctx, m, n, k, "Mmad", fm.dtype.name)
-        return
-    a = _read(fm, la, m, k, "Mmad (A)")
-    b = _read(filter_, lb, k, n, "Mmad (B)")
-    start = _init(ctx, dst, bias, params, lc, m, n, "Mmad (C)")
-    _finish(ctx, dst, lc, start, mx_mmad.product(a, fm.dtype, b, filter_.dtype), m, n, k, "Mmad", fm.dtype.name)
+        start = acc = None
+    reads = ()
+    if ctx.bus.instructions:
+        reads = (region_access(fm, la, m, k) + region_access(filter_, lb, k, n)
+                 + _init_reads(ctx, dst, bias, params, lc, m, n))
+    _finish(ctx, dst, lc, start, acc, m, n, k, "Mmad", fm.dtype.name, reads)
 
 
 def mmad_mx(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: MmadBitModeParams,
@@ -298,10 +314,17 @@ def mmad_mx(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: Mma
     ratio = 16
     sa_arena = ctx.extra_buffer("L0A_MX", ctx.resource.l0a_buf.size // ratio)
     sb_arena = ctx.extra_buffer("L0B_MX", ctx.resource.l0b_buf.size // ratio)
-    if not dst.computes:  # timing-only: the same checks, no bytes
-        for layout, rows, cols, arena, offset in ((mx_mmad.scale_a_layout(m, kg), m, kg, sa_arena, fm.byte_offset),
-                                                  (mx_mmad.scale_b_layout(kg, n), kg, n, sb_arena,
-                                                   filter_.byte_offset)):
+    sa_layout, sb_layout = mx_mmad.scale_a_layout(m, kg), mx_mmad.scale_b_layout(kg, n)
+    if dst.computes:
+        sa = sa_layout.read(sa_arena.raw[fm.byte_offset // ratio:], m, kg)
+        sb = sb_layout.read(sb_arena.raw[filter_.byte_offset // ratio:], kg, n)
+        a = _read(fm, la, m, k, "MmadMx (A)")
+        b = _read(filter_, lb, k, n, "MmadMx (B)")
+        start = _init(ctx, dst, bias, params, lc, m, n, "MmadMx (C)")
+        acc = mx_mmad.mx_product(a, fm.dtype, sa, b, filter_.dtype, sb)
+    else:  # timing-only: the same checks, no bytes
+        for layout, rows, cols, arena, offset in ((sa_layout, m, kg, sa_arena, fm.byte_offset),
+                                                  (sb_layout, kg, n, sb_arena, filter_.byte_offset)):
             have = max(0, arena.size - offset // ratio)
             top = layout.plan(rows, cols, 1).max_offset
             if top >= have:
@@ -311,17 +334,14 @@ def mmad_mx(dst: LocalTensor, fm: LocalTensor, filter_: LocalTensor, params: Mma
         _read_check(filter_, lb, k, n, "MmadMx (B)")
         _init_check(ctx, dst, bias, params, lc, m, n, "MmadMx (C)")
         local_check(dst, lc, m, n, "MmadMx", write=True)
-        _emit(ctx, m, n, k, "MmadMx", fm.dtype.name)
-        return
-    sa_buf = sa_arena.raw[fm.byte_offset // ratio:]
-    sb_buf = sb_arena.raw[filter_.byte_offset // ratio:]
-    sa = mx_mmad.scale_a_layout(m, kg).read(sa_buf, m, kg)
-    sb = mx_mmad.scale_b_layout(kg, n).read(sb_buf, kg, n)
-    a = _read(fm, la, m, k, "MmadMx (A)")
-    b = _read(filter_, lb, k, n, "MmadMx (B)")
-    start = _init(ctx, dst, bias, params, lc, m, n, "MmadMx (C)")
-    acc = mx_mmad.mx_product(a, fm.dtype, sa, b, filter_.dtype, sb)
-    _finish(ctx, dst, lc, start, acc, m, n, k, "MmadMx", fm.dtype.name)
+        start = acc = None
+    reads = ()
+    if ctx.bus.instructions:
+        reads = (region_access(fm, la, m, k) + region_access(filter_, lb, k, n)
+                 + region_access(sa_arena.tensor("uint8", fm.byte_offset // ratio), sa_layout, m, kg)
+                 + region_access(sb_arena.tensor("uint8", filter_.byte_offset // ratio), sb_layout, kg, n)
+                 + _init_reads(ctx, dst, bias, params, lc, m, n))
+    _finish(ctx, dst, lc, start, acc, m, n, k, "MmadMx", fm.dtype.name, reads)
 
 
 __all__ = ["MmadBitModeParams", "mmad", "mmad_mx"]

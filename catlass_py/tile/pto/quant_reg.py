@@ -68,7 +68,8 @@ def set_quant_scalar(value, out_dtype, *, extension: str = "sign", ctx=None) -> 
     if ctx is not None:
         set_quant_pre(ctx, word)
         if ctx.bus.instructions:
-            ctx.emit(Pipe.FIX, "SET_QUANT_SCALAR", info={"word": word, "out_dtype": get_dtype(out_dtype).name})
+            ctx.emit(Pipe.FIX, "SET_QUANT_SCALAR", local_writes=(ctx.register_access(QUANT_PRE),),
+                     info={"word": word, "out_dtype": get_dtype(out_dtype).name})
     return word
 
 
@@ -84,6 +85,18 @@ def get_quant_scalar(ctx) -> int:
 def set_quant_vector(fp) -> int:
     """PTO ``SET_QUANT_VECTOR(fpTile)``: point the fixpipe at a ``TileType::Scaling`` tile of uint64 quant words
     (one per output column). Writes ``FPC = (fb_address >> 7) << 8`` on the tile's core and returns it."""
+    word = point_fpc(fp)
+    ctx = fp.ctx
+    if ctx.bus.instructions:
+        ctx.emit(Pipe.FIX, "SET_QUANT_VECTOR", local_writes=(ctx.register_access(FPC),), info={"fpc": word})
+    return word
+
+
+def point_fpc(fp, byte_offset: int = 0) -> int:
+    """The FPC write of ``SET_QUANT_VECTOR`` and of the vector-quant Acc moves (PTO ``SetFPC``):
+    ``FPC = ((fb_address + byte_offset) >> 7) << 8``; ``byte_offset`` is TEXTRACT_FP's 8 bytes per skipped
+    column, the address truncated to the register's 128-byte units. No event (the caller's instruction
+    declares the register write)."""
     if getattr(fp, "loc", None) is not TileType.Scaling:
         raise ConfigError(f"SET_QUANT_VECTOR: the fp tile must be TileType::Scaling, got {fp!r}")
     if fp.dtype.name not in ("uint64", "int64"):
@@ -92,15 +105,17 @@ def set_quant_vector(fp) -> int:
     if t.byte_offset % FPC_UNIT:
         raise ConfigError(f"SET_QUANT_VECTOR: the Scaling tile must start on a {FPC_UNIT}-byte boundary of the "
                           f"fixpipe buffer (FPC counts 128-byte units), got byte {t.byte_offset}")
-    word = (t.byte_offset // FPC_UNIT) << 8
-    ctx = t.ctx
-    ctx.registers[FPC] = word
-    if ctx.bus.instructions:
-        ctx.emit(Pipe.FIX, "SET_QUANT_VECTOR", info={"fpc": word})
+    word = ((t.byte_offset + int(byte_offset)) // FPC_UNIT) << 8
+    t.ctx.registers[FPC] = word
     return word
 
 
-def quant_vector_address(ctx, n: int) -> int:
+def quant_vector_address(ctx) -> int:
+    """Fixpipe-buffer byte address the FPC register points at (0 when never written)."""
+    return ((ctx.registers.get(FPC, 0) >> 8) & 0xFF) * FPC_UNIT
+
+
+def checked_quant_vector_address(ctx, n: int) -> int:
     """The fixpipe-buffer byte address of the ``n`` uint64 quant words the FPC register points at (checked:
     :class:`ConfigError` if FPC was never written or the words overrun the buffer)."""
     fpc = ctx.registers.get(FPC)
@@ -116,7 +131,7 @@ def quant_vector_address(ctx, n: int) -> int:
 
 def quant_vector_words(ctx, n: int) -> np.ndarray:
     """The ``n`` uint64 quant words the FPC register points at in the core's fixpipe buffer."""
-    addr = quant_vector_address(ctx, n)
+    addr = checked_quant_vector_address(ctx, n)
     return ctx.resource.fb_buf.raw[addr: addr + 8 * n].view(np.uint64).copy()
 
 
@@ -139,13 +154,15 @@ __all__ = [
     "CTRL",
     "FPC",
     "QUANT_PRE",
+    "checked_quant_vector_address",
     "get_quant_scalar",
     "quant_scalar_word",
-    "quant_vector_address",
     "quant_vector_words",
     "saturating",
     "set_ctrl",
     "set_quant_pre",
+    "point_fpc",
+    "quant_vector_address",
     "set_quant_scalar",
     "set_quant_vector",
 ]

@@ -70,11 +70,92 @@ class SLayout(enum.IntEnum):
 
 
 class CompactMode(enum.Enum):
-    """PTO ``CompactMode``: ``RowPlusOne`` destinations carry one dead row per column block (``Rows`` =
-    valid rows + 1) to dodge UB bank conflicts; the layout formulas are unchanged."""
+    """PTO ``CompactMode`` (``include/pto/common/type.hpp``): how much of a boxed destination an instruction
+    writes beyond the valid region. ``Null`` (default) and ``Normal`` differ only in the extract paths
+    (``Normal`` moves the valid rows/cols rounded to whole boxes, ``Null`` the static tile);
+    ``RowPlusOne`` destinations carry one dead row per column block (``Rows`` = valid rows + 1) to dodge UB
+    bank conflicts; ``RowAlignedPadding`` makes TFILLPAD pad only up to the valid rows rounded to 16. The
+    layout formulas are the same for all."""
 
+    Null = "Null"
     Normal = "Normal"
     RowPlusOne = "RowPlusOne"
+    RowAlignedPadding = "RowAlignedPadding"
+
+
+class PadValue(enum.Enum):
+    """PTO ``PadValue``: the value TLOAD / TFILLPAD write outside a tile's valid region. ``Min`` / ``Max`` are -inf
+    / +inf for fp32, fp16 and bf16 and the integer limits for integer types; the 8-bit float, fp4 and e8m0 types
+    pad with 0 whatever the choice (``GetPadValue`` / ``PadValueMap`` in ``include/pto/common/constants.hpp``).
+    A custom value is :func:`pad_custom`."""
+
+    Null = "Null"
+    Zero = "Zero"
+    Max = "Max"
+    Min = "Min"
+
+
+class PadCustom:
+    """PTO ``PadValueCustom(value)``: a pad value given by the bit pattern of ``value`` in the type it was made
+    from; a tile of another width takes the low 16 / 8 bits of that pattern, as ``GetPadValue`` does."""
+
+    __slots__ = ("bits", "source")
+
+    def __init__(self, bits: int, source: str):
+        self.bits = int(bits) & 0xFFFFFFFF
+        self.source = source
+
+    def __eq__(self, other):
+        return isinstance(other, PadCustom) and other.bits == self.bits
+
+    def __hash__(self):
+        return hash(("PadCustom", self.bits))
+
+    def __repr__(self) -> str:
+        return f"PadValueCustom(0x{self.bits:X} from {self.source})"
+
+
+def pad_custom(value, dtype="float32") -> PadCustom:
+    """PTO ``PadValueCustom(value)``: ``value`` stored as ``dtype`` (float32 by default, like ``-1.0f``)."""
+    t = get_dtype(dtype)
+    if t.bits not in (8, 16, 32) or t.packed:
+        raise ArgumentError(f"pad_custom: dtype must be a 1-, 2- or 4-byte type, got {t.name}")
+    try:
+        raw = np.array([value]).astype(t.numpy)
+    except (TypeError, ValueError, OverflowError):
+        raise ArgumentError(f"pad_custom: {value!r} is not a {t.name} value") from None
+    return PadCustom(int(raw.view(f"u{t.bits // 8}")[0]), t.name)
+
+
+_FLOAT_LIMITS = {"float32": (0xFF800000, 0x7F800000), "float16": (0xFC00, 0x7C00), "bfloat16": (0xFF80, 0x7F80)}
+
+
+def pad_bits(pad, dtype) -> int:
+    """The raw bit pattern ``pad`` (a :class:`PadValue` or :class:`PadCustom`) gives an element of ``dtype``."""
+    t = get_dtype(dtype)
+    if isinstance(pad, PadCustom):
+        return pad.bits & ((1 << max(t.bits, 8)) - 1) if t.bits < 32 else pad.bits
+    pad = PadValue(pad)
+    if pad in (PadValue.Null, PadValue.Zero) or t.bits <= 8 and t.kind == "float" or t.bits == 64:
+        return 0
+    if t.name in _FLOAT_LIMITS:
+        lo, hi = _FLOAT_LIMITS[t.name]
+        return lo if pad is PadValue.Min else hi
+    if t.kind == "uint":
+        return 0 if pad is PadValue.Min else (1 << t.bits) - 1
+    if t.kind == "int":
+        return (1 << (t.bits - 1)) if pad is PadValue.Min else (1 << (t.bits - 1)) - 1
+    return 0
+
+
+def pad_element(pad, dtype) -> np.ndarray:
+    """``pad`` as a one-element array of ``dtype``'s storage."""
+    t = get_dtype(dtype)
+    bits = pad_bits(pad, t)
+    if t.packed:
+        return np.array([bits & 0xF], np.uint8)
+    raw = np.array([bits], dtype=f"u{t.numpy.itemsize}")
+    return raw.view(t.numpy)
 
 
 FRACTAL_AB = 512  # TileConfig::fractalABSize: cube operand box, 16 x C0
@@ -159,16 +240,18 @@ class Tile:
 
     Construct with the static configuration (checked like the C++ ``static_assert``s), bind it to a buffer
     with :meth:`assign` (``TASSIGN``), then move data with the PTO instructions. ``valid`` defaults to the
-    static shape and may be changed with :meth:`set_valid` (dynamic valid rows/cols).
+    static shape and may be changed with :meth:`set_valid` (dynamic valid rows/cols); ``pad`` is the
+    ``PadVal`` template argument (:class:`PadValue` or :func:`pad_custom`).
     """
 
     __slots__ = ("loc", "dtype", "rows", "cols", "blayout", "slayout", "fractal", "compact", "valid_row",
-                 "valid_col", "tensor", "layout", "inner", "fmt")
+                 "valid_col", "tensor", "layout", "inner", "fmt", "pad")
 
     def __init__(self, loc: TileType, dtype, rows: int, cols: int, *, blayout: BLayout = BLayout.RowMajor,
                  slayout: SLayout = SLayout.NoneBox, fractal: int = FRACTAL_AB, valid=None,
-                 compact: CompactMode = CompactMode.Normal):
+                 compact: CompactMode = CompactMode.Null, pad=PadValue.Null):
         self.tensor: LocalTensor | None = None
+        self.pad = pad if isinstance(pad, PadCustom) else PadValue(pad)
         self.loc = TileType(loc)
         self.dtype: DType = get_dtype(dtype)
         self.blayout = BLayout(blayout)
@@ -248,7 +331,9 @@ class Tile:
 
     def assign(self, where, byte_offset: int = 0) -> "Tile":
         """PTO ``TASSIGN``: bind the tile to a core's buffer at ``byte_offset`` (``where`` is a
-        :class:`~catlass_py.arch.CoreContext`) or to an existing :class:`LocalTensor` in the right buffer."""
+        :class:`~catlass_py.arch.CoreContext`) or to an existing :class:`LocalTensor` in the right buffer. A Mat
+        tile assigned on an Ascend 950 vector core binds to its AI core's L1
+        (:meth:`~catlass_py.arch.CoreContext.cube_l1`), the destination of UB -> L1 moves."""
         if isinstance(where, LocalTensor):
             if where.position != self.home:
                 raise ConfigError(f"TASSIGN: a {self.loc.value} tile lives in {self.home}, got a tensor in {where.position}")
@@ -259,7 +344,9 @@ class Tile:
             return self
         ctx = where
         home = self.home
-        if home in _RESOURCE_FIELD:
+        if home == "L1" and ctx.is_aiv:
+            arena = ctx.cube_l1()  # Ascend 950: the AI core's L1, reached by UB -> L1 moves
+        elif home in _RESOURCE_FIELD:
             arena = getattr(ctx.resource, _RESOURCE_FIELD[home])
         else:
             if ctx.arch.arch_code < 3510:
@@ -367,6 +454,8 @@ __all__ = [
     "BLayout",
     "CATLASS_NAME",
     "CompactMode",
+    "PadCustom",
+    "PadValue",
     "FORMATS",
     "FRACTAL_AB",
     "FRACTAL_C",
@@ -377,6 +466,9 @@ __all__ = [
     "TileType",
     "format_of",
     "inner_box",
+    "pad_bits",
+    "pad_custom",
+    "pad_element",
     "pto_layout",
     "tile_acc",
     "tile_left",

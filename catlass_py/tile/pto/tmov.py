@@ -17,7 +17,11 @@ PTO                                            catlass_py
 
 Every check of the seed is made before any data moves and raises :class:`ConfigError` naming the rule; the
 arch comes from the cores the tiles are bound to (Atlas A2/A3 rules, or the Ascend 950 rules). Data movement
-is logical: ``dst(r, c) = convert(src(r, c))`` over the valid region, each side addressed through its layout.
+is logical: ``dst(r, c) = convert(src(r, c))`` over the valid region, each side addressed through its layout --
+except where the reference code addresses raw bytes: the Ascend 950 Vec ND -> Vec NZ move stores as
+``TMovToVecNd2Nz`` does (source valid rows only, column blocks at the destination's valid rows rounded to 16, +1
+for ``RowPlusOne``; see :func:`_nd2nz_950`), Vec -> Mat is the UB -> L1 burst copy (:func:`ub_to_l1`), and
+:func:`tmov_zz` reads its exponent source densely.
 """
 
 from __future__ import annotations
@@ -28,16 +32,18 @@ import numpy as np
 
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
+from catlass_py.tile.pto._common import arch_of, emit, listening, region, whole
 from catlass_py.tile.pto.fixpipe import (
     DEFAULT_OPTIONS,
     FixpipeOptions,
     ReluPreMode,
     fixpipe_apply,
     fixpipe_check,
+    fixpipe_reads,
     pre_quant_mode,
 )
-from catlass_py.tile.pto.quant_reg import set_quant_pre, set_quant_vector
-from catlass_py.tile.pto.tile import FRACTAL_AB, FRACTAL_C, BLayout, SLayout, Tile, TileType
+from catlass_py.tile.pto.quant_reg import point_fpc, set_quant_pre
+from catlass_py.tile.pto.tile import FRACTAL_AB, FRACTAL_C, BLayout, CompactMode, SLayout, Tile, TileType
 from catlass_py.tile.quant import QuantMode
 
 T = TileType
@@ -80,17 +86,7 @@ def _is950(arch) -> bool:
 
 
 def _arch_of(*tiles):
-    archs = []
-    for t in tiles:
-        if not isinstance(t, Tile):
-            raise ConfigError(f"TMOV: expected PTO Tiles, got {t!r}")
-        ctx = t._bound().ctx
-        if ctx is None:
-            raise ConfigError(f"TMOV: {t} is bound to a buffer outside any core")
-        archs.append(ctx.arch)
-    if any(a.name != archs[0].name for a in archs):
-        raise ConfigError(f"TMOV: tiles are bound to cores of different archs ({', '.join(a.name for a in archs)})")
-    return archs[0]
+    return arch_of("TMOV", *tiles)
 
 
 def _nbytes(tile: Tile, count: int) -> int:
@@ -217,24 +213,106 @@ def _check_950(dst: Tile, src: Tile) -> str:
     return rule
 
 
-def _padded_write(dst: Tile, data: np.ndarray) -> None:
-    """Write ``data`` into a boxed tile, zero-filling the rest of the box grid it touches (the ND->NZ golden
-    pads rows to a multiple of 16 and columns to a multiple of C0 with zeros)."""
-    r, c = data.shape
+def _padded_shape(dst: Tile, r: int, c: int) -> tuple[int, int]:
+    """The box grid a boxed destination's ``r x c`` region touches (rows to InnerRows, cols to InnerCols)."""
     ir, ic = dst.inner
-    pr = min(dst.rows, -(-r // ir) * ir)
-    pc = min(dst.cols, -(-c // ic) * ic)
+    return min(dst.rows, -(-r // ir) * ir), min(dst.cols, -(-c // ic) * ic)
+
+
+def _padded_write(dst: Tile, data: np.ndarray) -> tuple[int, int]:
+    """Write ``data`` into a boxed tile, zero-filling the rest of the box grid it touches (TLOAD's ND -> NZ DMA pads
+    rows to a multiple of 16 and columns to a multiple of C0 with zeros; this model does the same for the repacks
+    other than the Ascend 950 ND -> NZ store, :func:`_nd2nz_950`). Returns the written shape."""
+    r, c = data.shape
+    pr, pc = _padded_shape(dst, r, c)
     if (pr, pc) != (r, c):
         full = np.zeros((pr, pc), dtype=data.dtype)
         full[:r, :c] = data
         data = full
     dst.write(data)
+    return pr, pc
 
 
-def _emit(tile: Tile, pipe: Pipe, op: str, nbytes: int, **info) -> None:
-    ctx = tile.ctx
-    if ctx is not None and ctx.bus.instructions:
-        ctx.emit(pipe, op, nbytes=nbytes, info=info)
+def _nd2nz_950(dst: Tile, src: Tile, *, write: bool = True) -> tuple:
+    """Ascend 950 Vec ND -> Vec NZ as ``TMovToVecNd2Nz`` (``include/pto/npu/a5/TMov.hpp``) stores it: the source's
+    valid rows, each with the destination's valid columns, into column blocks of C0 = 32 bytes whose stride is the
+    destination's valid rows rounded up to 16 (plus one for ``RowPlusOne``) -- the tile's static Rows when those
+    agree, a compact stride otherwise. Masked lanes are not stored: the rows between the valid rows and the block
+    grid and the columns past the valid ones inside the last block keep their contents. Returns the writes
+    (``write=False``: the checks and the writes' records only, for timing-only runs)."""
+    c0 = dst.inner[1]
+    rows, cols = src.valid_row, dst.valid_col
+    if cols > src.valid_col:
+        raise ConfigError(f"TMOV ND->NZ: the destination's valid columns ({cols}) exceed the source's "
+                          f"({src.valid_col})")
+    aligned = -(-dst.valid_row // 16) * 16
+    vrow = aligned + 1 if dst.compact is CompactMode.RowPlusOne else aligned
+    if rows > vrow:
+        raise ConfigError(f"TMOV ND->NZ: the source's {rows} valid rows exceed the destination's column block "
+                          f"({vrow} rows)")
+    blocks = -(-cols // c0)
+    if (blocks - 1) * vrow * c0 + rows * c0 > dst.capacity:
+        raise ConfigError(f"TMOV ND->NZ: {blocks} column blocks of {vrow} rows exceed the {dst.rows}x{dst.cols} tile")
+    if write:
+        data = src.read(rows, cols)
+        flat = dst.elements()
+        r = np.arange(rows)[:, None]
+        c = np.arange(cols)[None, :]
+        flat[(c // c0) * vrow * c0 + r * c0 + c % c0] = data
+    return tuple(dst.tensor.access(b * vrow * c0, min(c0, cols - b * c0), c0, rows) for b in range(blocks))
+
+
+def _storage_bytes(tile: Tile) -> np.ndarray:
+    """The raw bytes of a bound tile (a view)."""
+    return tile._bound().view().view(np.uint8) if not tile.dtype.packed else tile._bound().view()
+
+
+def ub_to_l1(dst: Tile, src: Tile, index_row: int, index_col: int, what: str) -> tuple:
+    """The Ascend 950 UB -> L1 copy of PTO ``TExtractVecToMat`` (``include/pto/npu/a5/TExtract.hpp``), which
+    ``TMOV`` / ``TEXTRACT`` Vec -> Mat run: bursts of raw bytes, not a layout-aware copy.
+
+    * ND source: ``dst.valid_row * dst.valid_col`` elements from element ``index_row * src.valid_col +
+      index_col`` of the source, one contiguous burst to the start of the destination;
+    * NZ source: ``ceil(dst.valid_col / C0)`` bursts of ``ceil16(dst.valid_row) * C0`` elements, the first from
+      the source's element ``(index_col // C0) * Rows * C0 + index_row * C0 + index_col % C0``, the source
+      skipping ``src.Rows - dst.Rows`` box rows between bursts, the destination packed.
+
+    When the destination has the source's layout and stride this equals the logical window copy. Returns the
+    (reads, writes) access records."""
+    if src.fmt not in ("ND", "NZ"):
+        raise ConfigError(f"{what}: UB -> L1 moves an ND or NZ (ColMajor/RowMajor) Vec tile, got {src.fmt}")
+    bits = src.dtype.bits
+    c0 = 256 // bits  # elements per 32-byte block
+    vr, vc = dst.valid
+    src_raw, dst_raw = _storage_bytes(src), _storage_bytes(dst)
+
+    def to_bytes(elements: int) -> int:
+        if elements * bits % 8:
+            raise ConfigError(f"{what}: a UB -> L1 burst must start and end on whole bytes of {src.dtype.name}")
+        return elements * bits // 8
+
+    if src.fmt == "ND":
+        start, n = to_bytes(index_row * src.valid_col + index_col), to_bytes(vr * vc)
+        if n % 32:
+            raise ConfigError(f"{what}: the ND burst ({n} bytes = dst valid {vr}x{vc}) must be whole 32-byte blocks")
+        bursts = [(start, 0, n)]
+    else:
+        align_row = -(-vr // 16) * 16
+        first = (index_col // c0) * src.rows * c0 + index_row * c0 + index_col % c0
+        step = (align_row + src.rows - dst.rows) * c0
+        length = to_bytes(align_row * c0)
+        bursts = [(to_bytes(first + k * step), k * length, length) for k in range(-(-vc // c0))]
+    for sb, db, n in bursts:
+        if sb < 0 or sb + n > src_raw.size:
+            raise ConfigError(f"{what}: the UB -> L1 burst [{sb}, {sb + n}) runs past the {src_raw.size}-byte source {src}")
+        if db + n > dst_raw.size:
+            raise ConfigError(f"{what}: the UB -> L1 burst [{db}, {db + n}) runs past the {dst_raw.size}-byte "
+                              f"destination {dst}")
+    if dst.computes:  # a timing-only core moves no bytes
+        for sb, db, n in bursts:
+            dst_raw[db: db + n] = src_raw[sb: sb + n]
+    st, dt = src._bound().reinterpret("uint8"), dst._bound().reinterpret("uint8")
+    return tuple(st.access(sb, n) for sb, _, n in bursts), tuple(dt.access(db, n) for _, db, n in bursts)
 
 
 def tmov(dst, src: Tile, *, relu: ReluPreMode = ReluPreMode.NoRelu, mode: AccToVecMode | None = None,
@@ -246,6 +324,9 @@ def tmov(dst, src: Tile, *, relu: ReluPreMode = ReluPreMode.NoRelu, mode: AccToV
     UB, tile in sub-block 1's UB). ``relu``, ``mode``, ``pre_quant_scalar`` (a quant word, e.g. from
     :func:`~catlass_py.tile.pto.quant_reg.set_quant_scalar`) and ``fp`` (a Scaling tile of quant words) apply to
     Acc sources only. ``options`` selects the fixpipe [CONFLICT] alternatives.
+
+    Pipes (PTO-ISA): Vec -> Vec on V, Vec -> Mat (Ascend 950 UB -> L1, :func:`ub_to_l1`) on MTE3, Mat ->
+    Left / Right / Bias / scale tiles on MTE1, Mat -> Scaling and every Acc source on FIX.
     """
     dsts = tuple(dst) if isinstance(dst, (tuple, list)) else (dst,)
     extra = (fp,) if fp is not None else ()
@@ -260,21 +341,40 @@ def tmov(dst, src: Tile, *, relu: ReluPreMode = ReluPreMode.NoRelu, mode: AccToV
         raise ConfigError("TMOV: only the dual Acc->Vec modes take two destination tiles")
     dst = dsts[0]
     rule = _check_950(dst, src) if _is950(arch) else _check_a2(dst, src)
+    ctx = dst.ctx
+    if src.loc is T.Vec and dst.loc is T.Mat:
+        reads, writes = ub_to_l1(dst, src, 0, 0, f"TMOV {rule}")
+        if listening(src.ctx):
+            emit(src.ctx, Pipe.MTE3, "TMOV", nbytes=sum(a.nbytes for a in writes), reads=reads, writes=writes,
+                 path=rule, src=src.fmt, dst=dst.fmt, rows=dst.valid_row, cols=dst.valid_col)
+        return
     rows = min(src.valid_row, dst.valid_row)
     cols = min(src.valid_col, dst.valid_col)
     boxed_from_plain = src.slayout is SLayout.NoneBox and dst.slayout is not SLayout.NoneBox
     if boxed_from_plain and src.loc is T.Vec:
         _check_repack(dst, src, rows, cols, rule)
-    if dst.computes:  # (a timing-only core moves no bytes: tiles lie inside their buffers by construction)
+    computes = dst.computes  # a timing-only core moves no bytes (tiles lie inside their buffers by construction)
+    wr, wc = rows, cols
+    written = None
+    if boxed_from_plain and src.loc is T.Vec and dst.fmt == "NZ" and _is950(arch) and not dst.dtype.packed:
+        written = _nd2nz_950(dst, src, write=computes)
+    elif computes:
         data = src.read(rows, cols)
         if dst.loc is T.Bias and dst.dtype != src.dtype:
             data = data.astype(dst.dtype.numpy)  # half/bf16 -> float: exact widening (conv control bit)
         if boxed_from_plain and src.loc is T.Vec:
-            _padded_write(dst, data)
+            wr, wc = _padded_write(dst, data)
         else:
             dst.write(data)
-    pipe = Pipe.V if src.loc is T.Vec else Pipe.FIX if dst.loc is T.Scaling else Pipe.MTE1
-    _emit(dst, pipe, "TMOV", _nbytes(dst, rows * cols), path=rule, src=src.fmt, dst=dst.fmt, rows=rows, cols=cols)
+    elif boxed_from_plain and src.loc is T.Vec:
+        wr, wc = _padded_shape(dst, rows, cols)
+    if listening(ctx) and written is not None:
+        emit(ctx, Pipe.V, "TMOV", nbytes=_nbytes(dst, src.valid_row * dst.valid_col), reads=(region(src, rows, cols),),
+             writes=written, path=rule, src=src.fmt, dst=dst.fmt, rows=src.valid_row, cols=dst.valid_col)
+    elif listening(ctx):
+        pipe = Pipe.V if src.loc is T.Vec else Pipe.FIX if dst.loc is T.Scaling else Pipe.MTE1
+        emit(ctx, pipe, "TMOV", nbytes=_nbytes(dst, rows * cols), reads=(region(src, rows, cols),),
+             writes=(region(dst, wr, wc),), path=rule, src=src.fmt, dst=dst.fmt, rows=rows, cols=cols)
 
 
 # -- Acc -> Mat / Vec (fixpipe) ---------------------------------------------------------------------------
@@ -307,6 +407,17 @@ def _nz2nz_cols(dst: Tile, n: int, mode: AccToVecMode) -> int:
 
 
 def _tmov_acc(dsts, src: Tile, arch, relu, mode, word, fp, phase, options) -> None:
+    qmode, mode, kind = acc_checks(dsts, src, arch, mode, word, fp, options)
+    m, n = src.valid
+    if dsts[0].fmt == "NZ":
+        m, n = src.rows, min(src.cols, _nz2nz_cols(dsts[0], n, mode))
+    acc_move(dsts, src, qmode, kind, word, fp, relu, mode, options, m=m, n=n, op="TMOV",
+             info={"path": f"Acc->{dsts[0].loc.value}", "phase": phase.name})
+
+
+def acc_checks(dsts, src: Tile, arch, mode, word, fp, options=DEFAULT_OPTIONS, what: str = "TMOV Acc"):
+    """The checks of an Acc -> Vec / Mat move (PTO ``CheckTMovAccValid``, ``GetDualDstCtl``, the quant-mode
+    tables); returns ``(quant mode, AccToVecMode, kind)`` with kind "cast", "scalar" or "vector"."""
     is950 = _is950(arch)
     if word is not None and fp is not None:
         raise ConfigError("TMOV Acc: give either pre_quant_scalar (scalar quant) or fp (vector quant), not both")
@@ -335,7 +446,7 @@ def _tmov_acc(dsts, src: Tile, arch, relu, mode, word, fp, phase, options) -> No
             raise ConfigError(f"TMOV {rule}: Dst Tile Cols * sizeof(DstType) must be a multiple of 32 (got {nbytes})")
         if dst.fmt != "NZ":
             raise ConfigError(f"TMOV {rule}: dst fractal format should be NZ (ColMajor/RowMajor), got {dst.fmt}")
-        qmode = pre_quant_mode(src.dtype, dst.dtype, kind, arch)
+        qmode = pre_quant_mode(src.dtype, dst.dtype, kind, arch, target="onchip", options=options)
         mode = AccToVecMode.SingleModeVec0
     else:
         mode = AccToVecMode.SingleModeVec0 if mode is None else AccToVecMode(mode)
@@ -358,7 +469,7 @@ def _tmov_acc(dsts, src: Tile, arch, relu, mode, word, fp, phase, options) -> No
                                   "non-zero and a multiple of 32 bytes (Cols for nz2nd, Rows for nz2dn, Rows*C0 for nz2nz)")
         if dual and kind != "cast":
             raise ConfigError(f"TMOV Acc: quant is not supported in dual destination mode ({mode.name})")
-        qmode = pre_quant_mode(src.dtype, dst.dtype, kind, arch)
+        qmode = pre_quant_mode(src.dtype, dst.dtype, kind, arch, target="onchip", options=options)
         if dual:
             if qmode is not QuantMode.NoQuant:
                 raise ConfigError(f"TMOV Acc: quant is not supported in dual destination mode ({mode.name}); "
@@ -376,39 +487,100 @@ def _tmov_acc(dsts, src: Tile, arch, relu, mode, word, fp, phase, options) -> No
             if ctx is not None and ctx.is_aiv and ctx.sub_block_idx != sub:
                 raise ConfigError(f"TMOV Acc: {mode.name} writes the UB of vector sub-block {sub}, but the destination "
                                   f"tile is in {ctx.short}")
-    # registers first (set_quant_pre / SetFPC), then the transfer
+    return qmode, mode, kind
+
+
+def acc_move(dsts, src: Tile, qmode, kind: str, word, fp, relu, mode, options, *, m: int, n: int, op: str,
+             src_row0: int = 0, src_col0: int = 0, dst_row0: int = 0, dst_col0: int = 0, fp_col0: int = 0,
+             info=None) -> None:
+    """One fixpipe transfer of the ``m x n`` window at (``src_row0``, ``src_col0``) of an Acc tile into the
+    destination tile(s) at (``dst_row0``, ``dst_col0``): the quant register is written first (QUANT_PRE for the
+    scalar form; FPC = ``((fp address + 8 * fp_col0) >> 7) << 8`` for the vector form, as PTO's ``SetFPC``),
+    then the values are converted (:func:`~catlass_py.tile.pto.fixpipe.fixpipe_apply`) and written, split
+    between the two vector sub-blocks for the dual modes. Publishes one FIX-pipe event."""
+    ctx = src.ctx
+    dst = dsts[0]
+    reg_writes = ()
     if kind == "scalar":
-        set_quant_pre(src.ctx, word)
+        set_quant_pre(ctx, word)
+        reg_writes = (ctx.register_access("QUANT_PRE"),)
     elif kind == "vector":
-        set_quant_vector(fp)
-    m, n = src.valid
-    if dst.fmt == "NZ":
-        m, n = src.rows, min(src.cols, _nz2nz_cols(dst, n, mode))
-    compute = src.computes
-    if compute:
-        vals = fixpipe_apply(src.ctx, src.read(m, n), qmode, dst.dtype, relu=relu, options=options)
-    else:  # timing-only: the register checks, no conversion
-        fixpipe_check(src.ctx, n, qmode, options=options)
+        point_fpc(fp, 8 * fp_col0)
+        reg_writes = (ctx.register_access("FPC"),)
+    computes = src.computes
+    if computes:
+        acc = _window(src, src_row0, src_col0, m, n)
+        vals = fixpipe_apply(ctx, acc, qmode, dst.dtype, relu=relu, options=options)
+    else:  # timing-only: the window and register checks, no conversion
+        _window_check(src, src_row0, src_col0, m, n)
+        fixpipe_check(ctx, n, qmode, options=options)
+        vals = _Shape((m, n))
     if mode is AccToVecMode.DualModeSplitM:
         if m % 2:
             raise ConfigError(f"TMOV Acc: DualModeSplitM halves the rows; the valid row count must be even (got {m})")
-        shapes = ((m // 2, n), (m - m // 2, n))
-        parts = (vals[: m // 2], vals[m // 2:]) if compute else (None, None)
+        parts = (vals[: m // 2], vals[m // 2:])
     elif mode is AccToVecMode.DualModeSplitN:
         if n % 2:
             raise ConfigError(f"TMOV Acc: DualModeSplitN halves the columns; the valid column count must be even (got {n})")
-        shapes = ((m, n // 2), (m, n - n // 2))
-        parts = (vals[:, : n // 2], vals[:, n // 2:]) if compute else (None, None)
+        parts = (vals[:, : n // 2], vals[:, n // 2:])
     else:
-        shapes = ((m, n),)
-        parts = (vals,) if compute else (None,)
-    for d, shape, part in zip(dsts, shapes, parts):
-        if shape[0] > d.rows or shape[1] > d.cols:
-            raise ConfigError(f"TMOV Acc: a {shape[0]}x{shape[1]} result does not fit {d}")
-        if compute:
-            d.write(np.ascontiguousarray(part))
-    _emit(src, Pipe.FIX, "TMOV", _nbytes(dst, m * n), path=f"Acc->{dst.loc.value}", quant=qmode.value,
-          mode=mode.name, relu=relu.name, phase=phase.name, rows=m, cols=n)
+        parts = (vals,)
+    for d, part in zip(dsts, parts):
+        if dst_row0 + part.shape[0] > d.rows or dst_col0 + part.shape[1] > d.cols:
+            raise ConfigError(f"{op} Acc: a {part.shape[0]}x{part.shape[1]} result at ({dst_row0}, {dst_col0}) does "
+                              f"not fit {d}")
+        if computes:
+            _write_window(d, dst_row0, dst_col0, np.ascontiguousarray(part))
+    if listening(ctx):
+        writes = reg_writes + tuple(region(d, *p.shape, row0=dst_row0, col0=dst_col0) for d, p in zip(dsts, parts))
+        emit(ctx, Pipe.FIX, op, nbytes=_nbytes(dst, m * n), reads=(region(src, m, n, row0=src_row0, col0=src_col0),
+             fixpipe_reads(ctx, qmode, n)), writes=writes, quant=qmode.value, mode=mode.name,
+             relu=ReluPreMode(relu).name, rows=m, cols=n, **(info or {}))
+
+
+class _Shape:
+    """The shape of fixpipe values a timing-only core did not compute (sliced like the array would be)."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        key = key + (slice(None),) * (2 - len(key))
+        return _Shape(tuple(len(range(*k.indices(d))) for k, d in zip(key, self.shape)))
+
+
+def _window_check(tile: Tile, row0: int, col0: int, rows: int, cols: int) -> None:
+    if row0 + rows > tile.rows or col0 + cols > tile.cols:
+        raise ConfigError(f"the window ({row0}, {col0}) + {rows}x{cols} exceeds the static {tile.rows}x{tile.cols} of {tile}")
+
+
+def _window(tile: Tile, row0: int, col0: int, rows: int, cols: int) -> np.ndarray:
+    """The logical window ``[row0:row0+rows, col0:col0+cols]`` of a tile (within its static shape)."""
+    _window_check(tile, row0, col0, rows, cols)
+    if row0 == 0 and col0 == 0:
+        return tile.read(rows, cols)
+    return tile.read(row0 + rows, col0 + cols)[row0:, col0:]
+
+
+def _write_window(tile: Tile, row0: int, col0: int, data: np.ndarray) -> None:
+    """Store ``data`` at (``row0``, ``col0``) of a tile through its layout (other elements untouched)."""
+    if row0 == 0 and col0 == 0:
+        tile.write(data)
+        return
+    r, c = data.shape
+    rr = np.arange(row0, row0 + r)[:, None]
+    cc = np.arange(col0, col0 + c)[None, :]
+    offs = np.asarray(tile.layout.offset(rr, cc), dtype=np.int64)
+    if tile.dtype.packed:
+        flat = tile.elements()
+        codes = data.view(np.uint8) if data.dtype.itemsize == 1 and data.dtype.kind not in "iu" else data
+        flat[offs] = codes.astype(np.uint8)
+        tile._store_elements(flat)
+        return
+    tile.elements()[offs] = data
 
 
 # -- X -> ZZ (MX exponent repack) -------------------------------------------------------------------------
@@ -423,24 +595,38 @@ def tmov_zz_tmp_bytes(m: int, n: int) -> int:
     return (32 + -(-m // 16) * (n // 64)) * 2
 
 
-def tmov_zz(dst: Tile, src: Tile, tmp: Tile, grp_axis: int = 1) -> None:
+ZZ_SOURCES = ("dense", "layout")
+
+
+def tmov_zz(dst: Tile, src: Tile, tmp: Tile, grp_axis: int = 1, *, source: str = "dense") -> None:
     """PTO 3-argument ``TMOV<grp_axis>(dst, src, tmp)``: repack E8M0 exponents into the cube's [16, 2] boxes.
 
-    * ``grp_axis=1`` (ND -> ZZ): ``src`` holds exponents ``E[r][g]`` grouped along rows (M x N/32, region =
-      ``dst``'s valid region); byte ``((r//16)*(G/2) + g//2)*32 + (r%16)*2 + g%2``; rows are zero-padded to a
-      multiple of 16; ``tmp`` must hold :func:`tmov_zz_tmp_bytes` bytes.
-    * ``grp_axis=0`` (DN -> ZZ): ``src`` holds ``E_DN[h][n]`` grouped along columns (M/32 x N, region = ``src``'s
-      valid region); byte ``((n//16)*(H/2) + h//2)*32 + (n%16)*2 + h%2`` (= ND -> ZZ of the transpose); ``tmp``
-      is accepted but not used.
+    * ``grp_axis=1`` (ND -> ZZ, ``TMovNdTo2Zz`` / ``GenerateB8IndicesZZToUB`` of ``include/pto/npu/a5/TMov.hpp``):
+      ``rows x G = dst``'s valid region; exponent ``E[r][g]`` lands at byte ``((r//16)*(G/2) + g//2)*32 + (r%16)*2
+      + g%2``; rows are padded to a multiple of 16 with zeros; ``tmp`` must hold :func:`tmov_zz_tmp_bytes` bytes
+      and receives the gather indices (16 base offsets ``i * G/2``, then ``G/2`` offsets per 16-row block and a
+      16-entry tail, as uint16).
+    * ``grp_axis=0`` (DN -> ZZ, ``TMovDnTo2Zz``): ``H x N = src``'s valid region holds ``E_DN[h][n]`` grouped along
+      columns; byte ``((n//16)*(H/2) + h//2)*32 + (n%16)*2 + h%2`` (= ND -> ZZ of the transpose); ``tmp`` is not
+      touched.
 
-    ``dst`` is a ZZ tile in UB (read it back as a logical matrix through a 32-byte-box ZZ tile). The contents of
-    ``tmp`` after the instruction are not modelled.
+    How the source is read (``source``): PTO-ISA's code takes the counts above from the tiles' valid regions and
+    reads the source **densely**, G bytes per exponent row (ND) or N bytes per row pair member (DN), whatever the
+    source tile's static shape; for ND it also writes zeros into the source bytes ``[rows*G, ceil16(rows)*G)``
+    before gathering (``ZeroSourcePaddingB16``), so the source must hold ``ceil16(rows)*G`` bytes. That is the
+    default (``"dense"``): the kernels pass a flat ``1 x (rows*G)`` tile filled by TQUANT. ``source="layout"``
+    reads ``E[r][g]`` through the source tile's layout instead (the row stride is its static Cols), needs the
+    destination's region within the source's valid region, and does not touch the source padding.
+
+    ``dst`` is a ZZ tile in UB (read it back as a logical matrix through a 32-byte-box ZZ tile).
     """
     arch = _arch_of(dst, src, tmp)
     if not _is950(arch):
         raise ConfigError(f"TMOV X->ZZ exists only on Ascend 950 (vgather2 / vintlv), not on {arch.name}")
     if grp_axis not in (0, 1):
         raise ConfigError(f"TMOV X->ZZ: grp_axis must be 1 (ND->ZZ) or 0 (DN->ZZ), got {grp_axis!r}")
+    if source not in ZZ_SOURCES:
+        raise ConfigError(f"TMOV X->ZZ: source must be one of {ZZ_SOURCES}, got {source!r}")
     name = "ND->ZZ" if grp_axis == 1 else "DN->ZZ"
     if dst.dtype.name not in ZZ_TYPES:
         raise ConfigError(f"TMOV {name}: data type must be uint8, hifloat8 or float8_e8m0, got {dst.dtype.name}")
@@ -454,11 +640,14 @@ def tmov_zz(dst: Tile, src: Tile, tmp: Tile, grp_axis: int = 1) -> None:
         raise ConfigError(f"TMOV {name}: source tile must be RowMajor with NoneBox layout, got {src.fmt}")
     if dst.fmt != "ZZ":
         raise ConfigError(f"TMOV {name}: destination tile must be ZZ (RowMajor/RowMajor fractal), got {dst.fmt}")
+    computes = dst.computes  # a timing-only core checks the sizes and publishes the accesses, moves no bytes
+    src_raw = src.tensor.view().view(np.uint8) if computes else None
+    src_size = src.tensor.nbytes
+    src_u8 = src.tensor.reinterpret("uint8")
+    reads, writes = [], []
+    out = None
     if grp_axis == 1:
         rows, groups = dst.valid
-        if rows > src.valid_row or groups > src.valid_col:
-            raise ConfigError(f"TMOV ND->ZZ: the destination's valid region {rows}x{groups} exceeds the source's "
-                              f"{src.valid_row}x{src.valid_col}")
         if groups % 2:
             raise ConfigError(f"TMOV ND->ZZ: the exponent columns must come in pairs (N % 64 == 0); got {groups} groups")
         need = tmov_zz_tmp_bytes(rows, groups * 32) if groups else 0
@@ -466,31 +655,69 @@ def tmov_zz(dst: Tile, src: Tile, tmp: Tile, grp_axis: int = 1) -> None:
             raise ConfigError(f"TMOV ND->ZZ: tmp holds {tmp.nbytes} bytes but needs (32 + ceil({rows}/16) * "
                               f"{groups * 32}/64) * 2 = {need}")
         padded_rows = -(-rows // 16) * 16
+        if source == "dense":
+            total = padded_rows * groups
+            if src_size < total:
+                raise ConfigError(f"TMOV ND->ZZ: the source is read densely ({rows} rows x {groups} groups, padded to "
+                                  f"{padded_rows} rows = {total} bytes) but the source tile holds {src_size} bytes")
+            if computes:
+                src_raw[rows * groups: total] = 0  # ZeroSourcePaddingB16
+                grid = src_raw[:total].reshape(padded_rows, groups)
+            reads.append(src_u8.access(0, rows * groups))
+            if total > rows * groups:
+                writes.append(src_u8.access(rows * groups, total - rows * groups))
+        else:
+            if rows > src.valid_row or groups > src.valid_col:
+                raise ConfigError(f"TMOV ND->ZZ: the destination's valid region {rows}x{groups} exceeds the source's "
+                                  f"{src.valid_row}x{src.valid_col} (source='layout')")
+            if computes:
+                grid = np.zeros((padded_rows, groups), np.uint8)
+                grid[:rows] = src.read(rows, groups).view(np.uint8)
+            reads.extend(region(src, rows, groups))
         size = padded_rows * groups
-
-        def repack():
-            e = src.read(rows, groups).view(np.uint8)
-            grid = np.zeros((padded_rows, groups), np.uint8)
-            grid[:rows] = e
-            return grid.reshape(padded_rows // 16, 16, groups // 2, 2).transpose(0, 2, 1, 3).reshape(-1)
+        if computes:
+            out = grid.reshape(padded_rows // 16, 16, groups // 2, 2).transpose(0, 2, 1, 3).reshape(-1)
+        if groups:
+            pairs = groups // 2
+            blocks = padded_rows // 16
+            idx_bytes = 2 * (16 + pairs * blocks + 16)
+            if computes:
+                idx = np.concatenate([np.arange(16) * pairs]
+                                     + [np.arange(pairs) + rb * 16 * pairs for rb in range(blocks)]
+                                     + [np.arange(16) + (blocks - 1) * 16 * pairs]).astype(np.uint16)
+                tmp.tensor.view().view(np.uint8)[: idx.nbytes] = idx.view(np.uint8)
+            writes.append(tmp.tensor.reinterpret("uint8").access(0, idx_bytes))
     else:
         h, n = src.valid
         if h % 2 or h == 0:
             raise ConfigError(f"TMOV DN->ZZ: the exponent rows M/32 must be even and non-zero (M % 64 == 0); got {h}")
         if n % 16:
             raise ConfigError(f"TMOV DN->ZZ: the columns N must be a multiple of 16; got {n}")
+        if source == "dense":
+            if src_size < h * n:
+                raise ConfigError(f"TMOV DN->ZZ: the source is read densely ({h} x {n} bytes) but the source tile holds "
+                                  f"{src_size} bytes")
+            if computes:
+                e = src_raw[: h * n].reshape(h, n)
+            reads.append(src_u8.access(0, h * n))
+        else:
+            if computes:
+                e = src.read(h, n).view(np.uint8)
+            reads.extend(region(src, h, n))
         size = h * n
-
-        def repack():
-            e = src.read(h, n).view(np.uint8)
-            return e.reshape(h // 2, 2, n // 16, 16).transpose(2, 0, 3, 1).reshape(-1)
+        if computes:
+            out = e.reshape(h // 2, 2, n // 16, 16).transpose(2, 0, 3, 1).reshape(-1)
     have = dst.tensor.nbytes
     if size > have:
         raise ConfigError(f"TMOV {name}: {size} repacked bytes do not fit the {have}-byte destination tile")
-    if dst.computes:  # a timing-only core moves no bytes
-        dst.tensor.view().view(np.uint8)[:size] = repack()
-    _emit(dst, Pipe.V, "TMOV", int(size), path=name, grp_axis=grp_axis)
+    if computes:
+        dst.tensor.view().view(np.uint8)[:size] = out
+    ctx = dst.ctx
+    if listening(ctx):
+        writes.append(dst.tensor.reinterpret("uint8").access(0, int(size)))
+        emit(ctx, Pipe.V, "TMOV", nbytes=int(size), reads=tuple(reads), writes=tuple(writes), path=name,
+             grp_axis=grp_axis, source=source)
 
 
-__all__ = ["A5_MOVE_TYPES", "AccToVecMode", "REPACK_TYPES", "STPhase", "ZZ_TYPES", "tmov", "tmov_zz",
-           "tmov_zz_tmp_bytes"]
+__all__ = ["A5_MOVE_TYPES", "AccToVecMode", "REPACK_TYPES", "STPhase", "ZZ_SOURCES", "ZZ_TYPES", "acc_checks",
+           "acc_move", "tmov", "tmov_zz", "tmov_zz_tmp_bytes", "ub_to_l1"]

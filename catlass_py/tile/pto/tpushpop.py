@@ -6,7 +6,8 @@ for a free slot, converts the Acc tile through the fixpipe (reading QUANT_PRE fo
 quant vector for vector modes, so ``SET_QUANT_SCALAR`` / ``SET_QUANT_VECTOR`` must come first) and signals
 data-ready; ``tpop`` waits for data and writes it into the consumer tile in the layout the ``LayoutMode``
 names. In this single-threaded model a push into a full FIFO or a pop from an empty one would wait forever
-and raises :class:`DeadlockError`.
+and raises :class:`DeadlockError`. The slot's data reach the consumer's UB at the TPOP here (TPUSH reads the
+Acc tile and the quant registers on FIX, TPOP writes the Vec tile on V).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError, DeadlockError
+from catlass_py.integers import is_int
 from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.tile.pto._common import emit, listening, region
 from catlass_py.tile.pto.fixpipe import (
     DEFAULT_OPTIONS,
     FixpipeOptions,
@@ -24,6 +27,7 @@ from catlass_py.tile.pto.fixpipe import (
     ReluPreMode,
     fixpipe_apply,
     fixpipe_check,
+    fixpipe_reads,
     pre_quant_mode,
 )
 from catlass_py.tile.pto.tile import Tile, TileType
@@ -55,8 +59,9 @@ class TPipe:
     """PTO ``TPipe`` (C2V direction): ``depth`` slots of ``dtype`` elements between a cube core and a vector core."""
 
     def __init__(self, dtype, depth: int = 2, name: str = "pipe"):
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        if not is_int(depth) or depth < 1:
             raise ConfigError(f"TPipe: depth must be a positive int, got {depth!r}")
+        depth = int(depth)
         self.dtype = get_dtype(dtype)
         self.depth = depth
         self.name = name
@@ -112,9 +117,10 @@ def tpush(pipe: TPipe, acc: Tile, params: FixpipeParams = FixpipeParams()) -> No
         fixpipe_check(ctx, acc.valid_col, mode, options=params.options)
         data = _Shape(acc.valid)
     pipe._slots.append((data, LayoutMode(params.layout), params.sub_block_id))
-    if ctx.bus.instructions:
-        ctx.emit(Pipe.FIX, "TPUSH", nbytes=pipe.dtype.nbytes(data.size),
-                 info={"pipe": pipe.name, "quant": mode.value, "layout": LayoutMode(params.layout).name})
+    if listening(ctx):
+        emit(ctx, Pipe.FIX, "TPUSH", nbytes=pipe.dtype.nbytes(data.size),
+             reads=(region(acc), fixpipe_reads(ctx, mode, acc.valid_col)), fifo=pipe.name, quant=mode.value,
+             layout=LayoutMode(params.layout).name)
 
 
 def tpop(pipe: TPipe, dst: Tile) -> None:
@@ -136,8 +142,8 @@ def tpop(pipe: TPipe, dst: Tile) -> None:
     pipe._slots.popleft()
     if not isinstance(data, _Shape):
         dst.write(data)
-    if ctx is not None and ctx.bus.instructions:
-        ctx.emit(Pipe.V, "TPOP", nbytes=pipe.dtype.nbytes(data.size), info={"pipe": pipe.name})
+    if listening(ctx):
+        emit(ctx, Pipe.V, "TPOP", nbytes=pipe.dtype.nbytes(data.size), writes=(region(dst, *data.shape),), fifo=pipe.name)
 
 
 __all__ = ["FixpipeParams", "TPipe", "tpop", "tpush"]

@@ -1,0 +1,48 @@
+"""CATLASS example 13 basic_matmul_tla (``examples/13_basic_matmul_tla/basic_matmul_tla.cpp``): ``BasicMatmulTla``
+with ``BlockMmadTla<MmadPingpong<AtlasA2, true, false>>`` and ``PackedTileCopyTla``, swizzle ``<3,0>`` when
+m > n and ``<3,1>`` otherwise, assembled step by step like the C++.
+
+Used by ``examples/13_basic_matmul_tla.py`` and :mod:`catlass_py.ops.basic_matmul_tla`.
+"""
+
+from __future__ import annotations
+
+from catlass_py.arch import ATLAS_A2
+from catlass_py.gemm import GemmShape, MmadPingpong
+from catlass_py.gemm.block import BlockMmadTla, GemmIdentityBlockSwizzle
+from catlass_py.kernel.basic_matmul_tla import BasicMatmulTla
+from catlass_py.tile.copy_tla import PackedTileCopyTla
+
+
+def swizzle_for(m: int, n: int) -> tuple[int, int]:
+    """The example's runtime choice: ``GemmIdentityBlockSwizzle<3, 0>`` when m > n, else ``<3, 1>``."""
+    return (3, 0) if m > n else (3, 1)
+
+
+def assemble(arch=ATLAS_A2, *, element="float16", layout_a="RowMajor", layout_b="RowMajor", out_element=None,
+             dispatch_policy=None, swizzle=(3, 0)):
+    """Build the kernel like the C++ example. The keywords swap template parameters: the input ``element``
+    (float16, bfloat16, int8), the layout tags of A and B (RowMajor / ColumnMajor), the element of C (default: the
+    input's, int32 for int8), the dispatch policy and the swizzle (offset, direction)."""
+    # 1. Dispatch policy: MmadPingpong<ArchTag, enableUnitFlag = true, useHF32 = false> (kept off for int8 as
+    #    the 1.x policies require; the TLA block itself allows it).
+    if dispatch_policy is None:
+        dispatch_policy = MmadPingpong(enable_unit_flag=element != "int8", use_hf32_mode=False, arch=arch)
+    # 2. Tile shapes: Shape<_128, _256, _256> in L1, Shape<_128, _256, _64> in L0.
+    l1_tile_shape = GemmShape(128, 256, 256)
+    l0_tile_shape = GemmShape(128, 256, 64)
+    # 3. The TLA tile copies for the operands' elements and layout tags; C row-major.
+    if out_element is None:
+        out_element = "int32" if element == "int8" else element
+    tile_copy = PackedTileCopyTla(arch, element, layout_a, element, layout_b, out_element, "RowMajor")
+    # 4. BlockMmadTla; no epilogue.
+    block_mmad = BlockMmadTla(dispatch_policy, l1_tile_shape, l0_tile_shape, element, element, out_element, None,
+                              tile_copy)
+    block_epilogue = None
+    # 5. Block scheduler.
+    block_scheduler = GemmIdentityBlockSwizzle(*swizzle)
+    # 6. Kernel.
+    return BasicMatmulTla(block_mmad, block_epilogue, block_scheduler)
+
+
+__all__ = ["assemble", "swizzle_for"]

@@ -1,0 +1,705 @@
+"""The TLA tile copies and the TLA Mmad: tile operations whose operands are :class:`catlass_py.tla.Tensor`.
+
+CATLASS 2.x moves tiles with ``Gemm::Tile::TileCopyTla<ArchTag, TensorSrc, TensorDst>``, specialised on the
+positions and the TLA layouts of the two tensors (``include/catlass/gemm/tile/atlasa2/copy_gm_to_l1.hpp``,
+``copy_l1_to_l0a.hpp``, ``copy_l1_to_l0b.hpp``, ``copy_l0c_to_gm.hpp``; the bundle
+``Gemm::Tile::PackedTileCopyTla`` in ``gemm/tile/tile_copy.hpp``) and multiplies with
+``Gemm::Tile::TileMmadTla`` (``gemm/tile/tile_mmad.hpp``). Each instruction addresses its operands as
+``tensor.data()[tensor.layout()(tensor.coord())]`` and takes its extents from the tensors' origin shapes and
+strides.
+
+Here a device tensor is a TLA tensor over a simulated tensor (:func:`make_tensor`): ``data`` is the numpy view
+of the simulated tensor from its pointer on, ``builtin`` the simulated tensor itself (TLA's ``data()``), so an
+instruction gathers and scatters its region through the TLA layouts (numpy fancy indexing over the offsets of
+the region, :meth:`catlass_py.tla.Tensor.offsets`) and declares the bytes it touches on the simulated memory
+(runs of consecutive elements derived from the same offsets, cached by layout and extent).
+
+===================  =============================================  ==========================================
+copy                 layouts (source -> destination)                region moved
+===================  =============================================  ==========================================
+GM -> L1 (MTE2)      RowMajor -> zN, ColumnMajor -> nZ (ND2NZ)      the source's origin shape; L1 receives it
+                                                                    with the last 32-byte chunk of each row
+                                                                    (column) zero-filled
+                     zN -> zN, nZ -> nZ (strided DataCopy)          the origin shape widened to whole 32-byte
+                                                                    panels
+L1 -> L0A (MTE1)     zN -> zZ, nZ -> zZ (LoadData, transposed       the destination's origin shape in whole
+                     for nZ)                                        fractals
+L1 -> L0B (MTE1)     zN -> nZ (transposed), nZ -> nZ                the same
+L0C -> GM (FIX)      L0C -> RowMajor (or zN: whole fractals)        the destination's origin shape, converted
+                                                                    by the fixpipe (:mod:`catlass_py.tile.quant`)
+===================  =============================================  ==========================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from catlass_py.arch.memory import GlobalTensor, LocalTensor
+from catlass_py.arch.pipes import Pipe
+from catlass_py.arch.spec import get_arch
+from catlass_py.errors import CapacityError, ConfigError, OutOfBoundsError
+from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.gemm.helper import element_accumulator
+from catlass_py.layout import RowMajor
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.tile.copy_gm_to_l1 import STRIDE_LIMIT
+from catlass_py.tile.mmad import TileMmad
+from catlass_py.tile.quant import VECTOR_MODES, ScaleGranularity, fixpipe_convert, m1_scale, quant_mode_atlas_a2
+from catlass_py.tile.quant import scalar_quant_word
+from catlass_py.tla import Layout, Tensor, make_layout_l0c, make_layout_tag
+from catlass_py.tla import make_tensor as _tla_make_tensor
+from catlass_py.tla.int_tuple import is_tuple, product
+
+#: simulated memory name -> TLA position (``Arch::Position*``)
+_POSITION = {"GM": "GM", "L1": "L1", "L0A": "L0A", "L0B": "L0B", "L0C": "L0C", "BT": "Bias", "UB": "UB"}
+
+
+def make_tensor(builtin, layout: Layout, position: str | None = None, coord: Any = None) -> Tensor:
+    """TLA ``MakeTensor(builtinTensor, layout[, coord], Position)`` (``include/tla/tensor.hpp``) over a simulated
+    tensor: a :class:`~catlass_py.arch.memory.GlobalTensor` or :class:`~catlass_py.arch.memory.LocalTensor`
+    (its memory gives the position unless ``position`` is given)."""
+    if isinstance(builtin, GlobalTensor):
+        data, where = builtin.view(), "GM"
+    elif isinstance(builtin, LocalTensor):
+        data, where = builtin.view(), _POSITION.get(builtin.position, "UB")
+    else:
+        raise ConfigError(f"make_tensor: the builtin tensor must be a simulated GlobalTensor or LocalTensor, got "
+                          f"{type(builtin).__name__}")
+    return _tla_make_tensor(data, layout, position or where, coord, builtin=builtin)
+
+
+def make_tensor_like(tag: str, builtin, like: Tensor, *, dtype=None, layout_base: Layout | None = None) -> Tensor:
+    """TLA ``MakeTensorLike<LayoutTag[, Element]>(builtinTensor, likeTensor, Position[, layoutBase])``
+    (``include/tla/tensor.hpp``) over a simulated tensor: a tensor for ``like``'s logical extent (its origin shape)
+    in the format ``tag`` (``'L0C'``: the accumulator layout), or with ``layout_base``'s shape and stride and
+    ``like``'s origin shape. ``dtype`` defaults to the builtin tensor's element."""
+    if layout_base is not None:
+        layout = Layout(layout_base.shape, layout_base.stride, like.origin_shape)
+    elif tag == "L0C":
+        layout = make_layout_l0c(*like.origin_shape)
+    else:
+        layout = make_layout_tag(dtype if dtype is not None else builtin.dtype, tag, *like.origin_shape)
+    return make_tensor(builtin, layout)
+
+
+# -- regions: offsets and the runs of bytes they cover -----------------------------------------------------------
+
+def _mode_extent(mode) -> int:
+    return product(mode) if is_tuple(mode) else int(mode)
+
+
+@functools.lru_cache(maxsize=4096)
+def _region(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray, int, tuple]:
+    """``(offsets, base, runs)`` of the ``extent`` region at ``coord`` of ``layout``: element ``c`` of the region is
+    at ``base + offsets[c]``; ``runs`` are the ``(start, length, stride, count)`` pieces of ``offsets`` (relative to
+    ``base``), consecutive equal-length runs at a constant distance merged into one strided piece."""
+    base = 0
+    key_coord = coord
+    if layout.depth <= 1:  # linear modes: the region at coord is the region at 0, shifted
+        base = int(layout._eval(coord if is_tuple(layout.shape) else coord[0]))
+        key_coord = (0,) * len(coord)
+    probe = _tla_make_tensor(np.empty(1, np.int8), Layout(layout.shape, layout.stride, extent), "GM", key_coord)
+    offsets = probe.offsets()
+    offsets.setflags(write=False)
+    return offsets, base, _runs(offsets)
+
+
+def _runs(offsets: np.ndarray) -> tuple:
+    flat = np.unique(offsets.ravel())
+    if flat.size == 0:
+        return ()
+    cut = np.flatnonzero(np.diff(flat) != 1) + 1
+    starts = flat[np.concatenate(([0], cut))].tolist()
+    ends = (flat[np.concatenate((cut - 1, [flat.size - 1]))] + 1).tolist()
+    lens = [e - s for s, e in zip(starts, ends)]
+    pieces, i, n = [], 0, len(starts)
+    while i < n:
+        j = i + 1
+        if j < n and lens[j] == lens[i]:
+            step = starts[j] - starts[i]
+            while j < n and lens[j] == lens[i] and starts[j] - starts[j - 1] == step:
+                j += 1
+            pieces.append((starts[i], lens[i], step, j - i))
+        else:
+            pieces.append((starts[i], lens[i], 0, 1))
+        i = j
+    return tuple(pieces)
+
+
+def _check_extent(t: Tensor, extent: tuple, what: str) -> None:
+    """An on-chip destination region must lie inside the tensor's layout (whole fractals included): a copy past
+    it would land in the next stage's buffer, which no bounds check of the memory catches."""
+    if t.position == "GM":
+        return
+    modes = t.layout.shape if is_tuple(t.layout.shape) else (t.layout.shape,)
+    for i, (e, mode) in enumerate(zip(extent, modes)):
+        if e > _mode_extent(mode):
+            raise CapacityError(f"{what}: a {extent} region does not fit the {t.position} layout {t.layout} "
+                                f"(mode {i} holds {_mode_extent(mode)} elements)")
+
+
+def gather(t: Tensor, extent: tuple, what: str) -> np.ndarray:
+    """The ``extent`` region of ``t`` (from its coordinate) as an array of that shape."""
+    offsets, base, _ = _region(t.layout, t.coord, extent)
+    start = t.offset + base
+    try:
+        return t.data[start:][offsets] if offsets.size else np.empty(extent, t.data.dtype)
+    except IndexError:
+        raise _outside(t, what) from None
+
+
+def scatter(t: Tensor, extent: tuple, values: np.ndarray, what: str) -> None:
+    """Store ``values`` (shape ``extent``) as the ``extent`` region of ``t``."""
+    _check_extent(t, extent, what)
+    offsets, base, _ = _region(t.layout, t.coord, extent)
+    if not offsets.size:
+        return
+    if not t.data.flags.writeable:
+        raise OutOfBoundsError(f"{what}: {_name(t)} is read-only")
+    start = t.offset + base
+    try:
+        t.data[start:][offsets] = values
+    except IndexError:
+        raise _outside(t, what) from None
+
+
+def accesses(t: Tensor, extent: tuple) -> tuple:
+    """The bytes of the ``extent`` region of ``t`` as :class:`~catlass_py.arch.events.MemAccess` records of its
+    builtin tensor (a GM access keeps one, possibly empty, record)."""
+    _, base, runs = _region(t.layout, t.coord, extent)
+    shift = t.offset + base
+    records = tuple(t.builtin.access(s + shift, n, d, c) for s, n, d, c in runs)
+    if not records and isinstance(t.builtin, GlobalTensor):
+        records = (t.builtin.access(0, 0),)
+    return records
+
+
+def _name(t: Tensor) -> str:
+    b = t.builtin
+    return f"GM tensor {b.name!r}" if isinstance(b, GlobalTensor) else repr(b)
+
+
+def _outside(t: Tensor, what: str) -> Exception:
+    err = OutOfBoundsError if t.position == "GM" else CapacityError
+    return err(f"{what}: the region of {t.layout} at {t.coord} reaches past the end of {_name(t)}")
+
+
+def _device(t: Any, what: str, name: str, positions: tuple) -> Tensor:
+    if not isinstance(t, Tensor) or t.builtin is None:
+        raise ConfigError(f"{what}: {name} must be a TLA tensor over a simulated tensor "
+                          f"(catlass_py.tile.copy_tla.make_tensor), got {type(t).__name__}")
+    if t.position not in positions:
+        raise ConfigError(f"{what}: {name} must be in {' or '.join(positions)}, got a tensor in {t.position}")
+    return t
+
+
+# -- layout kinds (tla::detail::isRowMajor, iszN, ...) --------------------------------------------------------------
+
+def is_layout_kind(dtype, layout: Layout, kind: str) -> bool:
+    """Whether a TLA layout has the Ascend format ``kind`` ('RowMajor', 'ColumnMajor', 'VectorLayout', 'zN', 'zZ',
+    'nZ', 'PaddingRowMajor', 'PaddingColumnMajor'; a zN of 16 x 16 fractals is also the L0C layout). CATLASS decides this at compile time from the static
+    strides (``tla::detail::isRowMajor``, ``isColumnMajor``, ``isVector``, ``iszN``, ``iszZ``, ``isnZ`` in
+    ``include/tla/layout.hpp``); here from the values, a stride of a mode of extent 1 being free."""
+    c0 = get_dtype(dtype).c0
+    shape, stride = layout.shape, layout.stride
+    if layout.depth <= 1:
+        if not is_tuple(shape) or len(shape) == 1:
+            return kind == "VectorLayout"
+        if len(shape) != 2:
+            return False
+        if kind == "RowMajor":
+            return stride[1] == 1 or shape[1] <= 1
+        if kind == "ColumnMajor":
+            return stride[0] == 1 or shape[0] <= 1
+        return False
+    if layout.rank != 2 or layout.depth != 2 or not all(is_tuple(m) and len(m) == 2 for m in shape):
+        return False
+    (r0, r1), (k0, k1) = shape
+    (sr0, sr1), (sk0, sk1) = stride
+    if kind in ("zN", "zZ"):
+        if not (r0 == 16 and k0 == c0 and sr0 == c0 and sk0 == 1):
+            return False
+        if kind == "zN":
+            return sr1 == 16 * c0 or r1 <= 1
+        return sk1 == 16 * c0 or k1 <= 1
+    if kind == "nZ":
+        return r0 == c0 and k0 == 16 and sr0 == 1 and sk0 == c0 and (sk1 == 16 * c0 or k1 <= 1)
+    if kind == "PaddingRowMajor":  # row-major blocks (bR x bC) in a row-major grid
+        return sr0 == k0 and sk0 == 1 and (sk1 == r0 * k0 or k1 <= 1)
+    if kind == "PaddingColumnMajor":  # column-major blocks in a column-major grid
+        return sr0 == 1 and sk0 == r0 and (sr1 == r0 * k0 or r1 <= 1)
+    return False
+
+
+def _round(v: int, a: int) -> int:
+    return -(-v // a) * a
+
+
+def _emit(ctx, pipe: Pipe, op: str, **kw) -> None:
+    if ctx is not None and ctx.bus.instructions:
+        ctx.emit(pipe, op, **kw)
+
+
+# -- GM -> L1 --------------------------------------------------------------------------------------------------
+
+class CopyGmToL1Tla:
+    """CATLASS ``TileCopyTla<AtlasA2, Tensor<GlobalTensor, LayoutSrc, ..., GM>, Tensor<LocalTensor, LayoutDst, ...,
+    A1>>`` (``gemm/tile/atlasa2/copy_gm_to_l1.hpp``): one operand tile from GM into an L1 buffer.
+
+    RowMajor -> zN and ColumnMajor -> nZ are the ND2NZ DMA: ``nValue`` rows (columns) of ``dValue`` elements, the
+    source's origin shape, land in the destination's fractals at its coordinate; the DMA zero-fills each row up
+    to a whole 32-byte chunk. A source row stride of ``STRIDE_LIMIT`` or more issues one DMA per row. zN -> zN and
+    nZ -> nZ copy whole 32-byte panels (``blockCount`` panels of ``blockLen`` rows). One MTE2 instruction event.
+    """
+
+    op_name = "CopyGmToL1Tla"
+    _PAIRS = {("RowMajor", "zN"), ("ColumnMajor", "nZ"), ("zN", "zN"), ("nZ", "nZ")}
+
+    def __init__(self, arch, element, layout_src: str, layout_dst: str):
+        self.arch = get_arch(arch)
+        self.element = get_dtype(element)
+        if (layout_src, layout_dst) not in self._PAIRS:
+            raise ConfigError(f"{self.op_name}: no GM->L1 copy from {layout_src} to {layout_dst} (supported: "
+                              "RowMajor->zN, ColumnMajor->nZ, zN->zN, nZ->nZ)")
+        self.layout_src, self.layout_dst = layout_src, layout_dst
+
+    def __call__(self, dst: Tensor, src: Tensor) -> None:
+        """Copy the source's origin shape."""
+        self._copy(dst, src, tuple(src.origin_shape))
+
+    def _copy(self, dst: Tensor, src: Tensor, shape: tuple) -> None:
+        what = self.op_name
+        _device(dst, what, "the destination", ("L1",))
+        _device(src, what, "the source", ("GM",))
+        for t, kind, name in ((src, self.layout_src, "source"), (dst, self.layout_dst, "destination")):
+            if not is_layout_kind(self.element, t.layout, kind):
+                raise ConfigError(f"{what}: the {name} layout {t.layout} is not {kind}")
+        rows, cols = shape
+        c0 = self.element.c0
+        src_kind = self.layout_src.replace("Padding", "")
+        if src_kind == "RowMajor":
+            data = gather(src, (rows, cols), what)
+            land = (rows, _round(cols, c0))
+            dmas = rows if self.split_rows and src.stride[0] >= STRIDE_LIMIT else 1
+            read = (src, (rows, cols))
+        elif src_kind == "ColumnMajor":
+            data = gather(src, (rows, cols), what)
+            land = (_round(rows, c0), cols)
+            dmas = cols if self.split_rows and src.stride[1] >= STRIDE_LIMIT else 1
+            read = (src, (rows, cols))
+        elif src_kind == "zN":
+            land = (rows, _round(cols, c0))
+            data = gather(src, land, what)
+            dmas = 1 if src.stride[1][1] // c0 <= STRIDE_LIMIT else -(-cols // c0)
+            read = (src, land)
+        else:
+            land = (_round(rows, c0), cols)
+            data = gather(src, land, what)
+            dmas = 1 if src.stride[0][1] // c0 <= STRIDE_LIMIT else -(-rows // c0)
+            read = (src, land)
+        if data.shape != land:  # the ND2NZ zero fill
+            full = np.zeros(land, data.dtype)
+            full[:rows, :cols] = data
+            data = full
+        scatter(dst, land, data, what)
+        _emit(dst.builtin.ctx, Pipe.MTE2, self.op_name, nbytes=self.element.nbytes(rows * cols),
+              gm_reads=accesses(*read), local_writes=accesses(dst, land),
+              info={"rows": rows, "cols": cols, "dmas": dmas})
+
+    split_rows = True
+
+
+class CopyGmToL1TlaExt(CopyGmToL1Tla):
+    """CATLASS ``TileCopyTlaExt<AtlasA2, GM tensor, L1 tensor, LayoutTagSrc, LayoutTagDst>``
+    (``gemm/tile/atlasa2/copy_gm_to_l1.hpp``): the ND2NZ copy of an explicit ``actualShape`` (rows, cols) from a
+    RowMajor or ``PaddingRowMajor`` source into zN (ColumnMajor / ``PaddingColumnMajor`` into nZ), the source row
+    (column) stride taken from the layout - inside one padded block for the padding layouts. One DMA whatever
+    the stride. Called as ``copy(dst, src, actual_shape)``; one MTE2 instruction event."""
+
+    op_name = "CopyGmToL1TlaExt"
+    _PAIRS = {("RowMajor", "zN"), ("PaddingRowMajor", "zN"), ("ColumnMajor", "nZ"), ("PaddingColumnMajor", "nZ")}
+    split_rows = False
+
+    def __init__(self, arch, element, layout_src: str, layout_dst: str):
+        self.arch = get_arch(arch)
+        self.element = get_dtype(element)
+        if (layout_src, layout_dst) not in self._PAIRS:
+            raise ConfigError(f"{self.op_name}: no GM->L1 copy from {layout_src} to {layout_dst} (supported: "
+                              "RowMajor/PaddingRowMajor->zN, ColumnMajor/PaddingColumnMajor->nZ)")
+        self.layout_src, self.layout_dst = layout_src, layout_dst
+
+    def __call__(self, dst: Tensor, src: Tensor, actual_shape=None) -> None:
+        """Copy ``actual_shape`` (rows, cols) from the source's coordinate (default: its origin shape)."""
+        shape = tuple(src.origin_shape) if actual_shape is None else tuple(int(v) for v in actual_shape)
+        self._copy(dst, src, shape)
+
+
+# -- L1 -> L0A / L0B -------------------------------------------------------------------------------------------
+
+class _CopyL1ToL0Tla:
+    op_name = ""
+    position = ""
+    sources: tuple = ()
+    target = ""
+
+    def __init__(self, arch, element, layout_src: str):
+        self.arch = get_arch(arch)
+        self.element = get_dtype(element)
+        if layout_src not in self.sources:
+            raise ConfigError(f"{self.op_name}: L1 layout {layout_src} is not supported (use {', '.join(self.sources)})")
+        self.layout_src = layout_src
+
+    def __call__(self, dst: Tensor, src: Tensor) -> None:
+        """Load the destination's origin shape, in whole fractals, from the L1 tile ``src`` (its coordinate is
+        the tile's origin inside the L1 buffer)."""
+        what = self.op_name
+        _device(dst, what, "the destination", (self.position,))
+        _device(src, what, "the source", ("L1",))
+        if not is_layout_kind(self.element, src.layout, self.layout_src):
+            raise ConfigError(f"{what}: the source layout {src.layout} is not {self.layout_src}")
+        if not is_layout_kind(self.element, dst.layout, self.target):
+            raise ConfigError(f"{what}: the destination layout {dst.layout} is not {self.target}")
+        extent = tuple(_mode_extent(m) for m in dst.layout.shape)  # whole fractals move
+        data = gather(src, extent, what)
+        scatter(dst, extent, data, what)
+        _emit(dst.builtin.ctx, Pipe.MTE1, self.op_name, nbytes=self.element.nbytes(extent[0] * extent[1]),
+              local_reads=accesses(src, extent), local_writes=accesses(dst, extent),
+              info={"rows": extent[0], "cols": extent[1]})
+
+
+class CopyL1ToL0ATla(_CopyL1ToL0Tla):
+    """CATLASS ``TileCopyTla<AtlasA2, L1 tensor, L0A tensor>`` (``gemm/tile/atlasa2/copy_l1_to_l0a.hpp``): zN -> zZ
+    (``LoadData`` of each fractal row) or nZ -> zZ (transposed loads) on Atlas A2."""
+
+    op_name = "CopyL1ToL0ATla"
+    position = "L0A"
+    sources = ("zN", "nZ")
+    target = "zZ"
+
+
+class CopyL1ToL0BTla(_CopyL1ToL0Tla):
+    """CATLASS ``TileCopyTla<AtlasA2, L1 tensor, L0B tensor>`` (``gemm/tile/atlasa2/copy_l1_to_l0b.hpp``): zN -> nZ
+    (transposed loads; int8 as 32 x 32 squares) or nZ -> nZ."""
+
+    op_name = "CopyL1ToL0BTla"
+    position = "L0B"
+    sources = ("zN", "nZ")
+    target = "nZ"
+
+
+# -- Mmad ------------------------------------------------------------------------------------------------------
+
+class TileMmadTla:
+    """CATLASS ``Gemm::Tile::TileMmadTla<ArchTag, ElementA, LayoutTagL1A>`` (``gemm/tile/tile_mmad.hpp``): one
+    ``Mmad`` on ``l0c.data()``, ``l0a.data()``, ``l0b.data()`` (the builtin tensors; the coordinates of the TLA
+    tensors are not applied, as in CATLASS) with m, n, k, ``initC`` and the unit flag, then a ``PIPE_M`` barrier
+    when ``(m / 16) * (n / 16) < 10``. The instruction is :class:`catlass_py.tile.mmad.TileMmad`'s (M pipe)."""
+
+    def __init__(self, arch, element_a, element_b):
+        self.arch = get_arch(arch)
+        self.element_a, self.element_b = get_dtype(element_a), get_dtype(element_b)
+        self.element_accumulator = element_accumulator(self.element_a, self.element_b, self.arch)
+        self._mmad = TileMmad(self.arch, GemmType(self.element_a, RowMajor), GemmType(self.element_b, RowMajor))
+
+    def __call__(self, l0c: Tensor, l0a: Tensor, l0b: Tensor, m: int, n: int, k: int, init_c: bool = True,
+                 unit_flag: int = 0) -> None:
+        what = "TileMmadTla"
+        _device(l0c, what, "C", ("L0C",))
+        _device(l0a, what, "A", ("L0A",))
+        _device(l0b, what, "B", ("L0B",))
+        self._mmad(l0c.builtin, l0a.builtin, l0b.builtin, m, n, k, init_c, unit_flag)
+        ctx = l0c.builtin.ctx
+        if ctx is not None and (m // 16) * (n // 16) < 10:  # PIPE_M_BARRIER_THRESHOLD: a small Mmad is followed
+            ctx.pipe_barrier(Pipe.M)                          # by a PIPE_M barrier
+
+    def from_shapes(self, l0c: Tensor, l0a: Tensor, l0b: Tensor, init_c: bool = True, unit_flag: int = 0) -> None:
+        """The overload that reads the extents from the tensors: m and n from C's origin shape, k from A's; a
+        one-row m is issued as 16 rows on Atlas A2 (the cube's GEMV mode avoided)."""
+        m, n = l0c.origin_shape
+        k = l0a.origin_shape[1]
+        if m == 1 and self.arch.arch_code == 2201:
+            m = 16
+        self(l0c, l0a, l0b, m, n, k, init_c, unit_flag)
+
+
+# -- L0C -> GM -------------------------------------------------------------------------------------------------
+
+class CopyL0CToGmTla:
+    """CATLASS ``Gemm::Tile::CopyL0CToGmTla<AtlasA2, TensorL0C, TensorC, DEQUANT_GRANULARITY, ReluEnable>``
+    (``gemm/tile/atlasa2/copy_l0c_to_gm.hpp``): the fixpipe store of the destination's origin shape (m x n) from
+    the accumulator at the source tensor's coordinate, converted by the quant mode CATLASS's table picks for
+    (accumulator, destination element, granularity) (:mod:`catlass_py.tile.quant`), with optional ReLU. A zN
+    destination receives whole fractals (NZ output). PER_TENSOR takes its scale at construction; PER_CHANNEL an FB
+    tensor of uint64 quant words per call. One FIX instruction event carrying the unit flag."""
+
+    op_name = "Fixpipe"
+
+    def __init__(self, arch, element_accumulator, element_c, layout_c: str = "RowMajor",
+                 scale_granularity: ScaleGranularity = ScaleGranularity.NO_QUANT, relu_enable: bool = False, *,
+                 scale: float = 1.0):
+        self.arch = get_arch(arch)
+        self.element_src = get_dtype(element_accumulator)
+        self.element_c = get_dtype(element_c)
+        if layout_c not in ("RowMajor", "zN"):
+            raise ConfigError(f"CopyL0CToGmTla: the destination layout must be RowMajor or zN, got {layout_c}")
+        self.granularity = ScaleGranularity(scale_granularity)
+        if layout_c == "zN" and self.granularity != ScaleGranularity.NO_QUANT:
+            raise ConfigError("CopyL0CToGmTla: the zN (NZ-format) destination supports NO_QUANT only")
+        self.layout_c = layout_c
+        self.quant_mode = quant_mode_atlas_a2(self.element_src, self.element_c, self.granularity)
+        self.relu = bool(relu_enable)
+        self.scale_word = scalar_quant_word(scale)
+
+    def __call__(self, dst: Tensor, src: Tensor, unit_flag: int = 0, *, scale: LocalTensor | None = None) -> None:
+        what = "CopyL0CToGmTla"
+        _device(dst, what, "the destination", ("GM",))
+        _device(src, what, "the source", ("L0C",))
+        if not is_layout_kind(self.element_c, dst.layout, self.layout_c):
+            raise ConfigError(f"{what}: the destination layout {dst.layout} is not {self.layout_c}")
+        m, n = dst.origin_shape
+        if self.layout_c == "zN":
+            m, n = _round(m, 16), _round(n, self.element_c.c0)
+        acc = gather(src, (m, n), what)
+        if self.quant_mode in VECTOR_MODES:
+            if scale is None:
+                raise ConfigError(f"{what}: PER_CHANNEL quantisation needs the FB scale tensor")
+            factor = m1_scale(scale.view(n))[None, :]
+        else:
+            factor = m1_scale(self.scale_word)
+        out = fixpipe_convert(acc, self.quant_mode, self.element_c, scale=factor, relu=self.relu)
+        scatter(dst, (m, n), out, what)
+        ctx = src.builtin.ctx
+        if ctx is not None and ctx.bus.instructions:
+            reads = accesses(src, (m, n))
+            if self.quant_mode in VECTOR_MODES:
+                reads += (scale.access(0, n),)
+            ctx.emit(Pipe.FIX, self.op_name, nbytes=self.element_c.nbytes(m * n), gm_writes=accesses(dst, (m, n)),
+                     local_reads=reads, unit_flag=unit_flag,
+                     info={"m": m, "n": n, "quant": self.quant_mode.value, "relu": self.relu})
+
+
+# -- GM <-> UB (the vector cores) ---------------------------------------------------------------------------------
+
+class CopyGm2UbTla:
+    """CATLASS ``Epilogue::Tile::CopyGm2UbTla<AtlasA2, GM tensor, UB tensor>`` (``epilogue/tile/copy_gm_to_ub_tla.hpp``,
+    RowMajor in and out): ``DataCopyPad`` of the source's origin shape, ``rows`` bursts of ``cols`` elements, each
+    landing at the start of a UB row of the destination's row stride (whole 32-byte blocks); the rest of a UB row
+    keeps its contents. One MTE2 instruction event."""
+
+    op_name = "CopyGm2UbTla"
+
+    def __init__(self, arch, element):
+        self.arch = get_arch(arch)
+        self.element = get_dtype(element)
+
+    def __call__(self, dst: Tensor, src: Tensor) -> None:
+        what = self.op_name
+        _device(dst, what, "the destination", ("UB",))
+        _device(src, what, "the source", ("GM",))
+        _check_row_major(self.element, (src, dst), what)
+        extent = tuple(src.origin_shape)
+        scatter(dst, extent, gather(src, extent, what), what)
+        _emit(dst.builtin.ctx, Pipe.MTE2, what, nbytes=self.element.nbytes(extent[0] * extent[1]),
+              gm_reads=accesses(src, extent), local_writes=accesses(dst, extent),
+              info={"rows": extent[0], "cols": extent[1]})
+
+
+class CopyUb2GmTla:
+    """CATLASS ``Epilogue::Tile::CopyUb2GmTla<AtlasA2, UB tensor, GM tensor>`` (``epilogue/tile/copy_ub_to_gm_tla.hpp``,
+    RowMajor in and out): ``DataCopyPad`` of the destination's origin shape from UB rows of the source's row stride,
+    exactly ``rows x cols`` elements written. One MTE3 instruction event."""
+
+    op_name = "CopyUb2GmTla"
+
+    def __init__(self, arch, element):
+        self.arch = get_arch(arch)
+        self.element = get_dtype(element)
+
+    def __call__(self, dst: Tensor, src: Tensor) -> None:
+        what = self.op_name
+        _device(dst, what, "the destination", ("GM",))
+        _device(src, what, "the source", ("UB",))
+        _check_row_major(self.element, (src, dst), what)
+        extent = tuple(dst.origin_shape)
+        scatter(dst, extent, gather(src, extent, what), what)
+        _emit(src.builtin.ctx, Pipe.MTE3, what, nbytes=self.element.nbytes(extent[0] * extent[1]),
+              gm_writes=accesses(dst, extent), local_reads=accesses(src, extent),
+              info={"rows": extent[0], "cols": extent[1]})
+
+
+def _check_row_major(element, tensors, what: str) -> None:
+    for t in tensors:
+        if t.rank != 2 or not is_layout_kind(element, t.layout, "RowMajor"):
+            raise ConfigError(f"{what}: tensors must be RowMajor (rank 2, unit column stride), got {t.layout}")
+        if t.data.dtype != element.numpy:
+            raise ConfigError(f"{what}: assembled for {element} elements, called with a {t.data.dtype} tensor (a copy "
+                              "moves elements and never converts them)")
+    ub = [t for t in tensors if t.position == "UB"][0]
+    if ub.layout.shape[0] > 1 and element.nbytes(ub.stride[0]) % 32:
+        raise ConfigError(f"{what}: the UB row stride {ub.stride[0]} is not a whole number of 32-byte blocks")
+
+
+# -- the bundle ------------------------------------------------------------------------------------------------
+
+#: the L1 layout of an operand by its GM layout (CATLASS ``helper::L1ATypeSelector`` / ``L1BTypeSelector``)
+L1_LAYOUT = {"RowMajor": "zN", "ColumnMajor": "nZ", "zN": "zN", "nZ": "nZ"}
+
+
+def tag_name(tag) -> str:
+    """A layout tag given as a name or a :mod:`catlass_py.layout` class, as its name."""
+    name = tag if isinstance(tag, str) else getattr(tag, "__name__", None)
+    if name not in ("RowMajor", "ColumnMajor", "zN", "nZ", "zZ", "VectorLayout"):
+        raise ConfigError(f"layout tag: expected RowMajor, ColumnMajor, zN or nZ (a name or a catlass_py.layout "
+                          f"class), got {tag!r}")
+    return name
+
+
+@dataclass(frozen=True)
+class PackedTileCopyTla:
+    """CATLASS ``Gemm::Tile::PackedTileCopyTla<ArchTag, ElementA, LayoutTagA, ElementB, LayoutTagB, ElementC,
+    LayoutTagC, ElementBias, ReluEnable, DEQUANT_GRANULARITY>`` (``gemm/tile/tile_copy.hpp``): the element types and
+    layout tags of the operands, the layout tags they take in L1 (``layout_tag_l1a``/``l1b``) and L0, and the copies
+    ``copy_gm_to_l1_a``, ``copy_gm_to_l1_b``, ``copy_l1_to_l0a``, ``copy_l1_to_l0b``, ``copy_l0c_to_gm``. Members can
+    be swapped with :meth:`replace`. Layout tags are names or :mod:`catlass_py.layout` classes."""
+
+    arch: Any
+    element_a: Any
+    layout_tag_a: Any
+    element_b: Any
+    layout_tag_b: Any
+    element_c: Any
+    layout_tag_c: Any = "RowMajor"
+    element_bias: Any = None
+    relu_enable: bool = False
+    dequant_granularity: ScaleGranularity = ScaleGranularity.NO_QUANT
+    copy_gm_to_l1_a: Any = None
+    copy_gm_to_l1_b: Any = None
+    copy_l1_to_l0a: Any = None
+    copy_l1_to_l0b: Any = None
+    copy_l0c_to_gm: Any = None
+
+    def __post_init__(self):
+        sa = object.__setattr__
+        arch = get_arch(self.arch)
+        sa(self, "arch", arch)
+        for name in ("element_a", "element_b", "element_c"):
+            sa(self, name, get_dtype(getattr(self, name)))
+        for name in ("layout_tag_a", "layout_tag_b", "layout_tag_c"):
+            sa(self, name, tag_name(getattr(self, name)))
+        if self.element_bias is not None:
+            raise ConfigError("PackedTileCopyTla: a bias (ElementBias) is not modelled for the TLA blocks yet; use "
+                              "MatmulBias (example 20) for C = A @ B + bias")
+        for name, tag in (("LayoutTagA", self.layout_tag_a), ("LayoutTagB", self.layout_tag_b)):
+            if tag not in L1_LAYOUT:
+                raise ConfigError(f"PackedTileCopyTla: {name} must be RowMajor, ColumnMajor, zN or nZ, got {tag}")
+        if self.layout_tag_c not in ("RowMajor", "zN"):
+            raise ConfigError(f"PackedTileCopyTla: LayoutTagC must be RowMajor or zN, got {self.layout_tag_c}")
+        acc = element_accumulator(self.element_a, self.element_b, arch)
+        sa(self, "element_accumulator", acc)
+        sa(self, "layout_tag_l1a", L1_LAYOUT[self.layout_tag_a])
+        sa(self, "layout_tag_l1b", L1_LAYOUT[self.layout_tag_b])
+        sa(self, "layout_tag_l0a", "zN" if arch.arch_code == 3510 else "zZ")
+        sa(self, "layout_tag_l0b", "nZ")
+        defaults = {
+            "copy_gm_to_l1_a": lambda: CopyGmToL1Tla(arch, self.element_a, self.layout_tag_a, self.layout_tag_l1a),
+            "copy_gm_to_l1_b": lambda: CopyGmToL1Tla(arch, self.element_b, self.layout_tag_b, self.layout_tag_l1b),
+            "copy_l1_to_l0a": lambda: CopyL1ToL0ATla(arch, self.element_a, self.layout_tag_l1a),
+            "copy_l1_to_l0b": lambda: CopyL1ToL0BTla(arch, self.element_b, self.layout_tag_l1b),
+            "copy_l0c_to_gm": lambda: CopyL0CToGmTla(arch, acc, self.element_c, self.layout_tag_c,
+                                                     self.dequant_granularity, self.relu_enable),
+        }
+        for name, make in defaults.items():
+            if getattr(self, name) is None:
+                sa(self, name, make())
+
+    def replace(self, **members):
+        """A copy of the bundle with some members swapped."""
+        unknown = set(members) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise ConfigError(f"PackedTileCopyTla.replace: unknown member(s) {sorted(unknown)}")
+        return dataclasses.replace(self, **members)
+
+
+@dataclass(frozen=True)
+class PaddingPackedTileCopyTla(PackedTileCopyTla):
+    """CATLASS ``Gemm::Tile::PaddingPackedTileCopyTla<ArchTag, TensorA, LayoutTagA, TensorB, LayoutTagB, TensorC,
+    LayoutTagC, TensorBias, LayoutTagBias, IS_PADDING_A, IS_PADDING_B>`` (``gemm/tile/tile_copy.hpp``): the bundle of
+    the optimized TLA matmuls, whose GM -> L1 copies take an explicit actual shape (:class:`CopyGmToL1TlaExt`);
+    with ``is_padding_a`` (``is_padding_b``) the operand is read from a ``PaddingRowMajor`` /
+    ``PaddingColumnMajor`` workspace. A and B must be RowMajor or ColumnMajor."""
+
+    is_padding_a: bool = False
+    is_padding_b: bool = False
+
+    def __post_init__(self):
+        sa = object.__setattr__
+        for name, tag in (("LayoutTagA", self.layout_tag_a), ("LayoutTagB", self.layout_tag_b)):
+            if tag_name(tag) not in ("RowMajor", "ColumnMajor"):
+                raise ConfigError(f"PaddingPackedTileCopyTla: {name} must be RowMajor or ColumnMajor, got {tag}")
+        for member, element, tag, padding in (("copy_gm_to_l1_a", self.element_a, self.layout_tag_a, self.is_padding_a),
+                                              ("copy_gm_to_l1_b", self.element_b, self.layout_tag_b, self.is_padding_b)):
+            if getattr(self, member) is None:
+                name = tag_name(tag)
+                src = ("Padding" + name) if padding else name
+                sa(self, member, CopyGmToL1TlaExt(self.arch, element, src, L1_LAYOUT[name]))
+        super().__post_init__()
+
+
+@dataclass(frozen=True)
+class TileCopyDequantTla:
+    """CATLASS ``Epilogue::Tile::TileCopyDequantTla<ArchTag, ElementC, LayoutTagC, ElementScale, LayoutTagScale,
+    ElementPerTokenScale, LayoutTagPerTokenScale, ElementD, LayoutTagD>`` (``epilogue/tile/tile_copy.hpp``): the
+    GM <-> UB copies of the per-token-dequant TLA epilogue, all RowMajor (the scales as ``1 x n`` / ``1 x m``
+    matrices): ``copy_gm_to_ub_c``, ``copy_gm_to_ub_x`` (scale), ``copy_gm_to_ub_y`` (per-token scale),
+    ``copy_ub_to_gm_d``."""
+
+    arch: Any
+    element_c: Any
+    element_scale: Any
+    element_per_token_scale: Any
+    element_d: Any
+    copy_gm_to_ub_c: Any = None
+    copy_gm_to_ub_x: Any = None
+    copy_gm_to_ub_y: Any = None
+    copy_ub_to_gm_d: Any = None
+
+    def __post_init__(self):
+        sa = object.__setattr__
+        arch = get_arch(self.arch)
+        sa(self, "arch", arch)
+        for name in ("element_c", "element_scale", "element_per_token_scale", "element_d"):
+            sa(self, name, get_dtype(getattr(self, name)))
+        for name, make in (("copy_gm_to_ub_c", lambda: CopyGm2UbTla(arch, self.element_c)),
+                           ("copy_gm_to_ub_x", lambda: CopyGm2UbTla(arch, self.element_scale)),
+                           ("copy_gm_to_ub_y", lambda: CopyGm2UbTla(arch, self.element_per_token_scale)),
+                           ("copy_ub_to_gm_d", lambda: CopyUb2GmTla(arch, self.element_d))):
+            if getattr(self, name) is None:
+                sa(self, name, make())
+
+
+__all__ = [
+    "CopyGm2UbTla",
+    "CopyGmToL1Tla",
+    "CopyGmToL1TlaExt",
+    "CopyL0CToGmTla",
+    "CopyL1ToL0ATla",
+    "CopyL1ToL0BTla",
+    "CopyUb2GmTla",
+    "L1_LAYOUT",
+    "PackedTileCopyTla",
+    "PaddingPackedTileCopyTla",
+    "TileCopyDequantTla",
+    "TileMmadTla",
+    "accesses",
+    "gather",
+    "is_layout_kind",
+    "make_tensor",
+    "make_tensor_like",
+    "scatter",
+    "tag_name",
+]

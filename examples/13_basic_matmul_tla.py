@@ -1,0 +1,87 @@
+"""CATLASS example 13: basic_matmul_tla on simulated Atlas A2 AI cores.
+
+    python examples/13_basic_matmul_tla.py 256 512 1024
+    catlass-py run 13_basic_matmul_tla 256 512 1024 --cores 4 --json
+
+C[m, n] = A[m, k] @ B[k, n], fp16 in and out, fp32 accumulation on the cube, written on TLA: the host builds
+``tla::MakeLayout<half, RowMajor>`` layouts of A, B and C, the kernel (``BasicMatmulTla``) hands each block's TLA
+tiles to ``BlockMmadTla<MmadPingpong<AtlasA2, true, false>>``, whose TLA tile copies move them through L1 and L0
+(:mod:`catlass_py.assemblies.basic_matmul_tla` follows ``basic_matmul_tla.cpp``: swizzle ``<3,0>`` when m > n,
+else ``<3,1>``). The inputs are generated like the C++ host code (glibc rand, ``-5.0f..5.0f``, A first).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from catlass_py import data, golden
+from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.basic_matmul_tla import assemble, swizzle_for
+from catlass_py.gemm import GemmCoord
+from catlass_py.kernel import DeviceGemm
+from catlass_py.layout import RowMajor
+from catlass_py.ops.basic_matmul_tla import validate_inputs
+from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
+from catlass_py.tla import make_layout_tag
+
+NAME = "13_basic_matmul_tla"
+USAGE = "m n k [device_id]"
+SUMMARY = "C = A @ B, fp16, on TLA tensors (BasicMatmulTla + BlockMmadTla<MmadPingpong>, swizzle <3,0>/<3,1>)"
+
+
+def make_inputs(m: int, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """A [m, k] and B [k, n], fp16, as the C++ fills them: ``FillRandomData<fp16_t>(host, -5.0f, 5.0f)`` (float
+    arithmetic) from glibc's default stream, A first."""
+    rng = data.GlibcRand()
+    a = data.fill_random(rng, m * k, np.float32(-5.0), np.float32(5.0), "float16").reshape(m, k)
+    b = data.fill_random(rng, k * n, np.float32(-5.0), np.float32(5.0), "float16").reshape(k, n)
+    return a, b
+
+
+def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
+    """Run the example with CATLASS's arguments ``m n k [device_id]``; ``observers`` join the launch and
+    ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches."""
+    m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
+    arch = ATLAS_A2
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
+    core_num = ex.core_num  # GetCoreNumAic(): every cube core
+    swizzle = swizzle_for(m, n)
+    kernel = assemble(arch, swizzle=swizzle)
+    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")}, gm={"c": ((m, n), "float16")},
+               golden=golden.peak_bytes("matmul", m=m, n=n, k=k))  # the memory budget, before allocating
+    a, b = ex.inputs(make_inputs, m, n, k)
+    validate_inputs(a, b, RowMajor, RowMajor, None, core_num, arch)
+
+    # tla::MakeLayout<Element, LayoutTag>(rows, cols) of A, B and C
+    layout_a = make_layout_tag("float16", "RowMajor", m, k)
+    layout_b = make_layout_tag("float16", "RowMajor", k, n)
+    layout_c = make_layout_tag("float16", "RowMajor", m, n)
+
+    gm_a = to_device("a", a)
+    gm_b = to_device("b", b)
+    host_c = np.zeros((m, n), np.float16)
+    gm_c = to_device("c", host_c, read_only=False)
+
+    args = kernel.Arguments(GemmCoord(m, n, k), gm_a, layout_a, gm_b, layout_b, gm_c, layout_c)
+    gemm_op = DeviceGemm(kernel)
+    gemm_op.can_implement(args)
+    gemm_op.initialize(args)  # no workspace
+
+    obs = ex.observers(kernel.total_blocks((m, n, k)))
+    with ex.timing():
+        launch_result = gemm_op.run(core_num, seed=seed, observers=obs, options=options)
+
+    expect = golden.matmul(a, b)
+    result = golden.compare_data(host_c, expect, k)
+    return ex.result(
+        host_c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
+        details={"total_blocks": kernel.total_blocks((m, n, k)), "swizzle": f"<{swizzle[0]},{swizzle[1]}>"},
+    )
+
+
+if __name__ == "__main__":
+    from catlass_py.cli import run_example_main
+
+    sys.exit(run_example_main(NAME, sys.argv[1:]))
