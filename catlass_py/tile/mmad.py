@@ -68,7 +68,7 @@ class TileMmad:
 
     def __call__(self, l0c: LocalTensor, l0a: LocalTensor, l0b: LocalTensor, m: int, n: int, k: int,
                  init_c: bool = True, unit_flag: int = 0, *, bias: LocalTensor | None = None,
-                 valid_m: int | None = None, data: bool = True) -> None:
+                 valid_m: int | None = None, data: bool = True, l1_plan=None, l1_init: bool = False) -> None:
         """Issue one Mmad. With ``bias`` (a BT tensor of n accumulator-typed values) C starts from the bias
         row broadcast instead of zero (CATLASS's bias overload).
 
@@ -77,7 +77,9 @@ class TileMmad:
         event and its checks are those of the whole m x n x k Mmad; the data work of an exact integer product
         may then stop at those rows (at most 16, else the next multiple of 16), leaving the padding rows of L0C
         stale. ``data=False`` (a simulator switch, see ``BlockMmadInstance.mmad_l1_tile``): the instruction, its
-        event and its checks, without the data work."""
+        event and its checks, without the data work; the last Mmad of such an L1 tile runs the tile's whole
+        product instead (``l1_plan`` from :meth:`l1_product`, starting the accumulator when ``l1_init``), so that
+        L0C changes inside an Mmad that declares writing it."""
         limit = self.arch.mmad_max_mnk
         if not (0 <= m <= limit and 0 <= n <= limit and 0 <= k <= limit):
             raise ConfigError(f"TileMmad: m, n, k must be in 0..{limit}, got m={m}, n={n}, k={k}")
@@ -91,6 +93,8 @@ class TileMmad:
                 local_check_once(l0a, layout_a, m, k, "TileMmad (A)")
                 local_check_once(l0b, layout_b, k, n, "TileMmad (B)")
             local_check_once(l0c, layout_c, m, n, "TileMmad (C)", write=True)
+            if l1_plan is not None:
+                self._run(l1_plan, l1_init)
         else:  # timing-only: the same checks, no bytes
             self._check_only(l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, bias)
         ctx = l0c.ctx
@@ -161,7 +165,7 @@ class TileMmad:
         """A plan computing, in one product, what the Mmads of one L1 tile leave in the m x n accumulator at
         ``l0c``: ``C[0:m, 0:n] (+)= A[0:m, 0:k] @ B[0:k, 0:n]`` with A and B read straight from their L1 tiles
         (``layout_l1a``, ``layout_l1b``), for a block that issues the tile's L1 -> L0 loads and Mmads with
-        ``data=False`` (same instructions, events and checks) and runs the plan after them (:meth:`run_plan`).
+        ``data=False`` (same instructions, events and checks), the last of those Mmads running the plan.
         Exact integer products only: any grouping of K gives the same int32 sums (float32 partial sums stay
         exact up to K = 1024, float64 beyond). None when the regions are not single views in bounds."""
         if self.element_acc.kind != "int" or not k or not m or not n:
@@ -180,10 +184,6 @@ class TileMmad:
             layout_c = self._layouts(m, n, k)[2]
             plan = cache[key] = self._fast_plan(l0c, l1a, l1b, m, n, k, layout_l1a, layout_l1b, layout_c, rows)
         return plan
-
-    def run_plan(self, plan, init_c: bool) -> None:
-        """Run a plan of :meth:`l1_product`: the accumulator starts from the product (``init_c``) or adds it."""
-        self._run(plan, init_c)
 
     @staticmethod
     def _run(plan, init_c: bool) -> None:

@@ -133,22 +133,24 @@ class BlockMmadInstance(CloseOnExit):
                         flag = 0b11 if last else 0b10
                     if data:
                         self.mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, flag)
+                    elif ki == k_loops - 1:  # the tile's last Mmad computes the whole tile (one M and N part)
+                        spec.tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, flag, data=False,
+                                       l1_plan=fused, l1_init=first_k_tile)
                     else:
                         spec.tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, flag, data=False)
                     ctx.set_flag(HardEvent.M_MTE1, self.l0b_event[self.l0b_list_id])
                     self.l0b_list_id = (self.l0b_list_id + 1) % self.l0b_stages
                 ctx.set_flag(HardEvent.M_MTE1, self.l0a_event[self.l0a_list_id])
                 self.l0a_list_id = (self.l0a_list_id + 1) % self.l0a_stages
-        if fused is not None:
-            spec.tile_mmad.run_plan(fused, first_k_tile)
 
     def _fused_product(self, l1a, l1b, k_actual, m_round, n_round, l0c, m_loops, n_loops, k_loops, m_actual):
         """The plan of :meth:`TileMmad.l1_product` when the L1 tile's data work can be one product: exact integer
         Mmads (any grouping of K sums the same), one L0 M part and one N part (one accumulator region), the
         standard L1 -> L0 loads and TileMmad, no hook of this class overridden (bias blocks move BT and start
         the accumulator from it), a computing core and no mutation being applied. Its Mmads and loads then run
-        with ``data=False``: the same instructions, events and checks; L0A/L0B keep their old bytes (nothing
-        but these Mmads reads them) and L0C gets the same values. None otherwise."""
+        with ``data=False``: the same instructions, events and checks; the last Mmad computes the whole tile
+        (L0C changes inside an instruction that declares writing it), L0A/L0B keep their old bytes (nothing but
+        these Mmads read them) and L0C gets the same values. None otherwise."""
         spec, ctx = self.spec, self.ctx
         tile_mmad, tile_copy = spec.tile_mmad, spec.tile_copy
         if (m_loops != 1 or n_loops != 1 or k_loops < 1 or not ctx.numerics or ctx._editor is not None
