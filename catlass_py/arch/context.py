@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from catlass_py.arch.events import (
     CoreId,
     MemAccess,
@@ -141,6 +143,19 @@ class CoreContext:
         if self._launch is not None:
             return self._launch.cube_l1(self.core.ai_core)
         return self.extra_buffer("L1", self.arch.buffer_sizes()["L1"])
+
+    def tile_scratch(self):
+        """The launch's scratch bytes for the tile layer's fast path (``arch.budget.tile_scratch_bytes``, counted
+        in a run's memory budget): one buffer shared by the launch's cores - one core runs at a time, and a tile
+        operation uses it only while it runs. A core outside a launch has its own."""
+        owner = self._launch if self._launch is not None else self
+        raw = getattr(owner, "_tile_scratch", None)
+        if raw is None:
+            from catlass_py.arch.budget import tile_scratch_bytes
+
+            raw = np.empty(tile_scratch_bytes(self.arch), np.uint8)
+            owner._tile_scratch = raw
+        return raw
 
     # -- events ----------------------------------------------------------------------------------
     def emit(self, pipe: Pipe, op: str, *, nbytes: int = 0, flops: int = 0, gm_reads=(), gm_writes=(), info=None,

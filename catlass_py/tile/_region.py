@@ -279,19 +279,26 @@ def column_inner(layout) -> bool:
     return axes is not None and axes[0][0] > 1 and axes[0][2] == 1
 
 
-def scratch(t: LocalTensor, name: str, dtype, shape: tuple):
-    """A per-core scratch array of ``shape`` (reused: valid until the next call for ``name`` on that core)."""
-    cache = _cache_of(t)
-    size = 1
-    for n in shape:
-        size *= n
-    if cache is None:
-        return np.empty(shape, dtype)
-    key = ("scratch", name, np.dtype(dtype))
-    flat = cache.get(key)
-    if flat is None or flat.size < size:
-        flat = cache[key] = np.empty(max(size, 1), dtype)
-    return flat[:size].reshape(shape)
+def scratch(t: LocalTensor, specs):
+    """Arrays ``(dtype, shape)`` for the operands of one tile operation on ``t``'s core, carved one after the
+    other from the launch's scratch buffer (``CoreContext.tile_scratch``; valid while the operation runs), or
+    None when they do not fit it (the caller then takes the piecewise path)."""
+    ctx = t.arena.ctx
+    if ctx is None:
+        return None
+    raw = ctx.tile_scratch()
+    out, off = [], 0
+    for dtype, shape in specs:
+        dt = np.dtype(dtype)
+        size = dt.itemsize
+        for n in shape:
+            size *= n
+        off = -(-off // 64) * 64
+        if off + size > raw.size:
+            return None
+        out.append(raw[off:off + size].view(dt).reshape(shape))
+        off += size
+    return out
 
 
 # -- timing-only runs: the same checks without the bytes ------------------------------------------------

@@ -224,10 +224,14 @@ class TileMmad:
             ftype = np.float32 if k <= _EXACT_F32_K.get(bits, 0) else np.float64
         else:
             ftype = np.float32
-        a2 = scratch(l0c, "mmad A", ftype, (rows, k))
-        b_in = scratch(l0c, "mmad B", ftype, (n, k) if b_t else (k, n))
-        c2 = scratch(l0c, "mmad C", ftype, (rows, n))
-        i_out = scratch(l0c, "mmad C int", self.element_acc.numpy, (rows, n)).reshape(cv.shape) if acc_int else None
+        specs = [(ftype, (rows, k)), (ftype, (n, k) if b_t else (k, n)), (ftype, (rows, n))]
+        if acc_int:
+            specs.append((self.element_acc.numpy, (rows, n)))
+        arrays = scratch(l0c, specs)
+        if arrays is None:
+            return None
+        a2, b_in, c2 = arrays[:3]
+        i_out = arrays[3].reshape(cv.shape) if acc_int else None
         return (av, bv, cv, a2, b_in.T if b_t else b_in, c2, a2.reshape(av.shape), b_in.reshape(bv.shape),
                 c2.reshape(cv.shape), i_out)
 
