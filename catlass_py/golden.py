@@ -564,10 +564,43 @@ def peak_bytes(name: str, *, m: int, n: int, k: int, batch: int = 1, groups: int
         return mn + _int8_dot_bytes(m, n, k)
     if name == "grouped_matmul_slice_k_per_token_dequant":
         return groups * mn + _int8_dot_bytes(m, n, k) + mn
+    if name == "sparse_matmul":  # the expanded B in int64, A in int64, the int64 product, then int32
+        return 8 * k * n + 8 * m * k + 2 * 8 * m * n
     if name == "transpose_quant_batch_matmul":
         # per batch: A and W in float32 with their repeated scales, the float32 product; the scales in float32
         return 2 * batch * m * n + 8 * (m * k + k * n) + mn + 4 * batch * (m + n) * (k // 32)
     raise ArgumentError(f"name: expected a golden of this module, got {name!r}")
 
 
+def sparse_matmul(a: np.ndarray, dense: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """The golden of example 41 (``sparse_gen_data.py``'s ``gen_sparse_golden``): int32 C [m, n] of int8 ``a``
+    [m, k] and the 4:2-compressed B, ``dense`` [n, k/2] int8 (one row per column of B) with its ``index`` [n, k/8]
+    uint8 in row order (ND, before the NZ layout). Each 2-bit index (low bits first) places its dense value in
+    its group of four along K: the first value of a group at the index, the second one past it; then the exact
+    integer product, wrapped to int32 like C++."""
+    a = _as_array("a", a, 2)
+    dense = _as_array("dense", dense, 2)
+    index = _as_array("index", index, 2)
+    _check_int8("a", a)
+    _check_int8("dense", dense)
+    if index.dtype != np.uint8:
+        raise ArgumentError(f"index: expected uint8, got {index.dtype}")
+    m, k = a.shape
+    n = dense.shape[0]
+    if dense.shape != (n, k // 2) or index.shape != (n, k // 8) or k % 8:
+        raise ArgumentError(f"dense/index: expected [n, k/2] and [n, k/8] for k = {k} (a multiple of 8), got "
+                            f"{dense.shape} and {index.shape}")
+    bits = np.unpackbits(index[..., None], axis=-1, bitorder="little").reshape(n, k // 8, 4, 2)
+    code = (bits[..., 0] + 2 * bits[..., 1]).reshape(n, k // 2).astype(np.int64)
+    if (code > 2).any():
+        raise ArgumentError("index: an index of 3 names no element (valid indices are 0, 1, 2)")
+    slot = np.arange(k // 2)
+    column = 4 * (slot // 2) + slot % 2 + code           # where each dense value sits along K
+    expanded = np.zeros((n, k), np.int64)
+    np.add.at(expanded, (np.repeat(np.arange(n), k // 2), column.ravel()), dense.astype(np.int64).ravel())
+    c = a.astype(np.int64) @ expanded.T
+    return c.astype(np.int32)
+
+
 __all__.append("peak_bytes")
+__all__.append("sparse_matmul")

@@ -39,15 +39,18 @@ def make_inputs(m: int, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None) -> ExampleResult:
-    """Run the example with CATLASS's arguments ``m n k [device_id]``; ``observers`` join the launch and
-    ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches."""
+def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult:
+    """Run the example with CATLASS's arguments ``m n k [device_id]``; ``observers`` join the launch,
+    ``options`` (a :class:`~catlass_py.arch.LaunchParams`) sets its switches (``numerics=False``: timing only),
+    ``config`` holds keywords for :func:`~catlass_py.assemblies.optimized_matmul_tla.assemble` (tile shapes,
+    swizzle, padding, ...) over the example's runtime choices."""
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
-    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options)
+    ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     pad_a, pad_b = padding_for(m, n, k, "RowMajor", "ColumnMajor")
-    swizzle = swizzle_for(m, n)
-    kernel = assemble(arch, padding_a=pad_a, padding_b=pad_b, swizzle=swizzle)
+    kernel = ex.assemble(assemble, arch, padding_a=pad_a, padding_b=pad_b, swizzle=swizzle_for(m, n))
+    swizzle = (kernel.block_scheduler.swizzle_offset, kernel.block_scheduler.swizzle_direction)
+    pad_a, pad_b = kernel.padding_a is not None, kernel.padding_b is not None
     l1 = kernel.block_mmad.l1_tile_shape
     gm = {"c": ((m, n), "float16")}
     if pad_a:
@@ -61,9 +64,13 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     with ex.timing():
         c, launch_result = optimized_matmul_tla(a, b, core_num=ex.core_num, seed=seed, observers=obs, kernel=kernel,
                                                 options=options, return_launch=True)
-    result = golden.compare_data(c, golden.matmul(a, b), k)
+    expect = result = None
+    if ex.numerics:  # a timing-only run computes and compares nothing
+        with ex.phase("golden"):
+            expect = golden.matmul(a, b)
+            result = golden.compare_data(c, expect, k)
     return ex.result(
-        c, result, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
+        c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": kernel.total_blocks((m, n, k)), "swizzle": f"<{swizzle[0]},{swizzle[1]}>",
                  "padding_a": pad_a, "padding_b": pad_b},
     )

@@ -33,6 +33,8 @@ CASES = {
     "10_grouped_matmul_slice_m_per_token_dequant": (["3", "300", "300", "100"], 2),
     "11_grouped_matmul_slice_k_per_token_dequant": (["3", "130", "300", "300"], 2),
     "12_quant_matmul": (["300", "300", "100"], 2),
+    "13_basic_matmul_tla": (["300", "520", "100"], 2),
+    "14_optimized_matmul_tla": (["300", "200", "100"], 2),
     "19_mla": (["2", "1,3", "130,300", "5", "8", "128"], 2),
     "20_matmul_bias": (["300", "260", "100"], 2),
     "21_basic_matmul_preload_zN": (["300", "272", "112"], 2),
@@ -42,6 +44,11 @@ CASES = {
     "28_matmul_silu": (["300", "260", "64"], 2),
     "34_single_core_splitk_matmul": (["300", "200", "600"], 2),
     "37_streamk_matmul": (["300", "200", "600"], 2),
+    "41_sparse_matmul_tla": (["160", "320", "128"], 2),
+    "42_quant_optimized_matmul_tla": (["300", "200", "100"], 2),
+    "44_quant_matmul_full_loadA_tla": (["300", "200", "600"], 2),
+    "45_strided_batched_matmul_tla": (["3", "130", "100", "40"], 2),
+    "52_quant_multi_core_splitk_matmul_tla": (["130", "200", "1100"], 4),
     "transpose_quant_batch_matmul": (["20", "64", "300", "2", "e5m2", "fp16", "021"], 3),
 }
 
@@ -177,3 +184,80 @@ def test_cli_predict_only_json(capsys):
     assert out["analysis"]["cost"]["predicted_device_time_us"] > 0
     assert cli.main(["run", "12", "300", "300", "100", "--predict-only", "--seeds", "2"]) == 2
     assert "--seeds" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, args", [("13_basic_matmul_tla", ["4096", "4096", "64"]),
+                                        ("52_quant_multi_core_splitk_matmul_tla", ["2048", "2048", "256"])])
+def test_a_timing_only_tla_run_allocates_neither_operands_nor_buffers(name, args):
+    # the TLA tensors over shape-only GM, unallocated workspaces and a timing-only core's buffers are stand-ins
+    tracemalloc.start()
+    try:
+        result = load_script(name).run(args, options=LaunchParams(numerics=False))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sum(result.blocks_per_core) > 0 and not result.numerics
+    assert peak < 16 << 20, f"peak {peak / 2**20:.1f} MiB"
+
+
+def _tla_kernel_args(numerics_a, m=64, n=32, k=48, a_bytes=None, c_read_only=False):
+    from catlass_py.assemblies.basic_matmul_tla import assemble
+    from catlass_py.gemm import GemmCoord
+    from catlass_py.kernel import DeviceGemm
+    from catlass_py.tla import make_layout_tag
+
+    kernel = assemble()
+    nbytes = 2 * m * k if a_bytes is None else a_bytes
+    a = (GlobalBuffer.from_array(np.ones(nbytes // 2, np.float16), "a", read_only=True) if numerics_a
+         else GlobalBuffer.virtual(nbytes, "a", read_only=True))
+    b = GlobalBuffer.from_array(np.ones((k, n), np.float16), "b", read_only=True)
+    c = GlobalBuffer.from_array(np.zeros((m, n), np.float16), "c", read_only=c_read_only)
+    op = DeviceGemm(kernel)
+    layouts = [make_layout_tag("float16", "RowMajor", r, c) for r, c in ((m, k), (k, n), (m, n))]
+    op.initialize(kernel.Arguments(GemmCoord(m, n, k), a.tensor("float16"), layouts[0], b.tensor("float16"),
+                                   layouts[1], c.tensor("float16"), layouts[2]))
+    return op
+
+
+@pytest.mark.parametrize("case, match", [({"a_bytes": 2 * 64 * 48 - 2}, "GM tensor 'a'"),
+                                         ({"c_read_only": True}, "GM tensor 'c' is read-only")])
+def test_tla_copies_check_bounds_without_the_bytes(case, match):
+    # the TLA GM->L1 copy reads one element past A's end, or the fixpipe writes a read-only C: a full and a
+    # timing-only launch stop at the same instruction with the same message
+    with pytest.raises(OutOfBoundsError, match=match) as full:
+        _tla_kernel_args(True, **case).run(1)
+    with pytest.raises(OutOfBoundsError, match=match) as timed:
+        _tla_kernel_args(False, **case).run(1, options=LaunchParams(numerics=False))
+    assert str(full.value) == str(timed.value)
+
+
+def test_a_full_tla_run_on_a_shape_only_operand_names_it():
+    with pytest.raises(NoDataError, match="'a' is shape-only"):
+        _tla_kernel_args(False).run(1)
+
+
+_TLA_OPS = {
+    "basic_matmul_tla": ((130, 200), (200, 96), "float16", ()),
+    "optimized_matmul_tla": ((130, 200), (200, 96), "float16", ()),
+    "strided_batched_matmul_tla": ((2, 130, 200), (2, 200, 96), "float16", ()),
+    "quant_matmul_full_load_a_tla": ((130, 200), (200, 96), "int8", ((96,), (130,))),
+    "quant_multi_core_splitk_matmul_tla": ((130, 200), (200, 96), "int8", ((96,), (130,))),
+    "quant_optimized_matmul_tla": ((130, 200), (200, 96), "int8", ((96,), (130,))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TLA_OPS))
+def test_tla_operators_run_timing_only_on_shape_only_operands(name):
+    from catlass_py import ops
+
+    a_shape, b_shape, dtype, scales = _TLA_OPS[name]
+    op = getattr(ops, name)
+    rng = np.random.default_rng(0)
+    real = [rng.integers(-3, 4, a_shape).astype(dtype), rng.integers(-3, 4, b_shape).astype(dtype),
+            *(rng.random(s).astype(np.float32) for s in scales)]
+    shaped = [virtual_array(x.shape, x.dtype) for x in real]
+    full_cost, timed_cost = CostModel(), CostModel()
+    full = op(*real, core_num=4, observers=(full_cost,))
+    timed = op(*shaped, core_num=4, observers=(timed_cost,), options=LaunchParams(numerics=False))
+    assert is_virtual(timed) and timed.shape == full.shape and timed.dtype == full.dtype
+    assert timed_cost.report.cycles == full_cost.report.cycles

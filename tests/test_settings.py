@@ -93,3 +93,52 @@ def test_bad_settings_exit_2_with_one_line(capsys):
         assert cli.main(["run", "00", "64", "64", "64", "--cores", "1", *argv]) == 2, argv
         err = capsys.readouterr().err.strip()
         assert err.startswith("error: ") and match in err and "\n" not in err, err
+
+
+@pytest.mark.parametrize("argv, settings, details", [
+    (["13", "200", "300", "256"], ["l1_tile=64x128x128", "l0_tile=64x128x64", "swizzle=3,0"],
+     {"swizzle": "<3,0>", "total_blocks": 4 * 3}),
+    (["13", "200", "300", "136"], ["layout_a=column", "layout_b=column"], {"total_blocks": 2 * 2}),
+    (["14", "200", "300", "256"], ["l1_tile=64x128x128", "l0_tile=64x128x64", "enable_shuffle_k=false"],
+     {"swizzle": "<3,1>", "total_blocks": 4 * 3, "padding_a": False}),
+    (["42", "300", "200", "256"], ["workspace_stages=1", "swizzle=3,1"], {"swizzle": "<3,1>", "total_blocks": 3}),
+    (["44", "300", "200", "256"], ["block_scheduler=GemmIdentityBlockSwizzle<3,0>", "l1b_stages=1"],
+     {"scheduler": "GemmIdentityBlockSwizzle", "total_blocks": 3}),
+    (["45", "2", "64", "96", "128"], ["l1_tile=64x128x128", "l0_tile=64x128x64", "enable_unit_flag=false"],
+     {"total_blocks": 2}),
+    (["52", "64", "96", "1100"], ["epilogue_tile=16x256", "l1_tile=128x256x256", "l0_tile=128x256x64"], {}),
+])
+def test_tla_examples_take_settings(capsys, argv, settings, details):
+    sets = [x for s in settings for x in ("--set", s)]
+    rc = cli.main(["run", *argv, "--cores", "4", "--json", *sets])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["passed"], out
+    assert out["details"]["settings"] == " ".join(settings)
+    for key, value in details.items():
+        assert out["details"][key] == value, key
+
+
+def test_tla_setting_kinds():
+    from catlass_py.assemblies.quant_matmul_full_load_a_tla import assemble as full_load
+    from catlass_py.gemm.block import GemmIdentityBlockSwizzle, GemmIdentityBlockSwizzleL1FullLoad
+
+    v = parse_settings(full_load, ["epilogue_tile=16x128", "block_scheduler=GemmIdentityBlockSwizzleL1FullLoad<1,1>",
+                                   "layout_b=column"], ATLAS_A2)
+    assert v["epilogue_tile"] == (16, 128) and v["block_scheduler"] == GemmIdentityBlockSwizzleL1FullLoad(1, 1)
+    assert v["layout_b"] is ColumnMajor
+    assert show_settings(full_load, {"block_scheduler": GemmIdentityBlockSwizzle(3, 0), "epilogue_tile": (32, 256)}) \
+        == {"block_scheduler": "GemmIdentityBlockSwizzle<3,0>", "epilogue_tile": "32x256"}
+    for bad, match in (("epilogue_tile=32", "RxC"), ("block_scheduler=Foo<1,0>", "Name<OFFSET,DIRECTION>"),
+                       ("block_scheduler=GemmIdentityBlockSwizzle", "Name<OFFSET,DIRECTION>")):
+        with pytest.raises(ArgumentError, match=match):
+            parse_settings(full_load, [bad], ATLAS_A2)
+    # a layout class or its name builds the same kernel
+    assert repr(full_load(layout_b=ColumnMajor).block_mmad) == repr(full_load(layout_b="ColumnMajor").block_mmad)
+
+
+def test_tla_assembly_rules_are_setting_errors(capsys):
+    for argv in (["13", "64", "64", "64", "--set", "l1_tile=256x256x512", "--set", "l0_tile=256x256x64"],
+                 ["52", "64", "96", "1100", "--set", "epilogue_tile=64x512"]):
+        assert cli.main(["run", *argv, "--cores", "2"]) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error: the assembly rejects the settings") and "\n" not in err, err

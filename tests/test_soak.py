@@ -31,8 +31,10 @@ FIXED = {
                                      ["16", "64", "128", "1", "e4m3", "bf16", "012"]],
 }
 
-#: extents an example requires to be multiples (example 21: B's zN buffer holds exactly k * n values)
-MULTIPLES = {"21_basic_matmul_preload_zN": {"n": 16, "k": 16}}
+#: extents an example requires to be multiples (example 21: B's zN buffer holds exactly k * n values; example 41, below)
+MULTIPLES = {"21_basic_matmul_preload_zN": {"n": 16, "k": 16},
+             # 41: sparse k in whole index bytes; m, n whole fractals (the last block is stored in whole fractals)
+             "41_sparse_matmul_tla": {"m": 16, "n": 16, "k": 8}}
 
 #: examples that need more than one AI core (52's epilogue steps by half the AI cores: 0 on one core, a hang)
 MIN_CORES = {"52_quant_multi_core_splitk_matmul_tla": 2}

@@ -236,7 +236,7 @@ class LocalArena:
     The bytes are allocated on first use so that cores which never touch a buffer cost nothing.
     """
 
-    __slots__ = ("name", "size", "ctx", "alignment", "id", "label", "_poison", "_raw", "_typed")
+    __slots__ = ("name", "size", "ctx", "alignment", "id", "label", "_poison", "_raw", "_typed", "_sparse_index")
 
     def __init__(self, name: str, size: int, ctx: "CoreContext | None" = None, *, alignment: int = 32, poison: int = 0xFF):
         self.name = name
@@ -249,6 +249,7 @@ class LocalArena:
         self._poison = poison
         self._raw: np.ndarray | None = None
         self._typed: dict = {}
+        self._sparse_index: np.ndarray | None = None
 
     @property
     def raw(self) -> np.ndarray:
@@ -256,10 +257,22 @@ class LocalArena:
             self._raw = np.full(self.size, self._poison, np.uint8)
         return self._raw
 
+    @property
+    def sparse_index(self) -> np.ndarray:
+        """The 2-bit sparsity indices L0B keeps beside the dense weights ``LoadDataWithSparse`` wrote
+        (:mod:`catlass_py.tile.copy_sparse_tla`): byte ``i`` holds the four indices of arena bytes ``4i .. 4i+3``
+        (the first in the low bits, as in L1). Where the hardware stores them is not documented; here they are a
+        shadow of the arena addressed by its bytes, poisoned like it (an index of 3 is invalid, so reading one
+        nobody loaded is caught)."""
+        if self._sparse_index is None:
+            self._sparse_index = np.full(-(-self.size // 4), self._poison, np.uint8)
+        return self._sparse_index
+
     def release(self) -> None:
         """Free the bytes and drop the owner (the launch that created this buffer has ended)."""
         self._raw = None
         self._typed = {}
+        self._sparse_index = None
         self.ctx = None
 
     def typed_view(self, byte_offset: int, dtype: DType, count: int) -> np.ndarray:

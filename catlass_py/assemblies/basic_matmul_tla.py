@@ -8,10 +8,12 @@ Used by ``examples/13_basic_matmul_tla.py`` and :mod:`catlass_py.ops.basic_matmu
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Element, Flag, Layout, Policy, Swizzle, TileShape
 from catlass_py.gemm import GemmShape, MmadPingpong
 from catlass_py.gemm.block import BlockMmadTla, GemmIdentityBlockSwizzle
 from catlass_py.kernel.basic_matmul_tla import BasicMatmulTla
-from catlass_py.tile.copy_tla import PackedTileCopyTla
+from catlass_py.layout import RowMajor
+from catlass_py.tile.copy_tla import PackedTileCopyTla, tag_name
 
 
 def swizzle_for(m: int, n: int) -> tuple[int, int]:
@@ -19,18 +21,25 @@ def swizzle_for(m: int, n: int) -> tuple[int, int]:
     return (3, 0) if m > n else (3, 1)
 
 
-def assemble(arch=ATLAS_A2, *, element="float16", layout_a="RowMajor", layout_b="RowMajor", out_element=None,
-             dispatch_policy=None, swizzle=(3, 0)):
+def assemble(arch=ATLAS_A2, *, element: Element = "float16", layout_a: Layout = RowMajor,
+             layout_b: Layout = RowMajor, out_element: Element | None = None, dispatch_policy: Policy | None = None,
+             swizzle: Swizzle = (3, 0), l1_tile: TileShape = GemmShape(128, 256, 256),
+             l0_tile: TileShape = GemmShape(128, 256, 64), enable_unit_flag: Flag | None = None):
     """Build the kernel like the C++ example. The keywords swap template parameters: the input ``element``
-    (float16, bfloat16, int8), the layout tags of A and B (RowMajor / ColumnMajor), the element of C (default: the
-    input's, int32 for int8), the dispatch policy and the swizzle (offset, direction)."""
+    (float16, bfloat16, int8), the layout tags of A and B (RowMajor / ColumnMajor, a name or a layout class), the
+    element of C (default: the input's, int32 for int8), the dispatch policy (default ``MmadPingpong`` with
+    ``enable_unit_flag``, on except for int8), the swizzle (offset, direction) and the ``L1TileShape`` /
+    ``L0TileShape``."""
+    layout_a, layout_b = tag_name(layout_a), tag_name(layout_b)
     # 1. Dispatch policy: MmadPingpong<ArchTag, enableUnitFlag = true, useHF32 = false> (kept off for int8 as
     #    the 1.x policies require; the TLA block itself allows it).
     if dispatch_policy is None:
-        dispatch_policy = MmadPingpong(enable_unit_flag=element != "int8", use_hf32_mode=False, arch=arch)
+        if enable_unit_flag is None:
+            enable_unit_flag = element != "int8"
+        dispatch_policy = MmadPingpong(enable_unit_flag=enable_unit_flag, use_hf32_mode=False, arch=arch)
     # 2. Tile shapes: Shape<_128, _256, _256> in L1, Shape<_128, _256, _64> in L0.
-    l1_tile_shape = GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(128, 256, 64)
+    l1_tile_shape = GemmShape(*l1_tile)
+    l0_tile_shape = GemmShape(*l0_tile)
     # 3. The TLA tile copies for the operands' elements and layout tags; C row-major.
     if out_element is None:
         out_element = "int32" if element == "int8" else element

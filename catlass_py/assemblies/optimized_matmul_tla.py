@@ -11,13 +11,14 @@ Used by ``examples/14_optimized_matmul_tla.py`` and :mod:`catlass_py.ops.optimiz
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Element, Flag, Layout, Policy, Swizzle, TileShape
 from catlass_py.gemm import GemmShape, MmadAtlasA2Preload
 from catlass_py.gemm.block import BlockMmadTla, GemmIdentityBlockSwizzle
 from catlass_py.kernel.optimized_matmul_tla import OptimizedMatmulTla, PaddingMatrixBlockNDTla
 from catlass_py.kernel.padding_block_nd import is_need_padding
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.tile.copy_tla import PaddingPackedTileCopyTla
+from catlass_py.tile.copy_tla import PaddingPackedTileCopyTla, tag_name
 
 ALIGN = 256  # elements: the example's ``align`` for IsNeedPadding
 
@@ -44,16 +45,24 @@ def swizzle_for(m: int, n: int) -> tuple[int, int]:
     return (3, 0) if m > n else (3, 1)
 
 
-def assemble(arch=ATLAS_A2, *, element="float16", layout_a="RowMajor", layout_b="ColumnMajor", padding_a=False,
-             padding_b=False, swizzle=(3, 0), dispatch_policy=None):
+def assemble(arch=ATLAS_A2, *, element: Element = "float16", layout_a: Layout = RowMajor,
+             layout_b: Layout = ColumnMajor, padding_a: Flag = False, padding_b: Flag = False,
+             swizzle: Swizzle = (3, 0), dispatch_policy: Policy | None = None, l1_tile: TileShape | None = None,
+             l0_tile: TileShape | None = None, enable_unit_flag: Flag = True, enable_shuffle_k: Flag = True):
     """Build the kernel like the C++ example for one of its four padding cases. The keywords swap template
-    parameters: the element (float16, bfloat16), the layout tags of A and B, whether each operand is padded, the
-    swizzle and the dispatch policy."""
+    parameters: the element (float16, bfloat16), the layout tags of A and B (a name or a layout class), whether
+    each operand is padded, the swizzle, the dispatch policy (default ``MmadAtlasA2Preload`` with
+    ``enable_unit_flag`` and ``enable_shuffle_k``) and the ``L1TileShape`` / ``L0TileShape`` (default: the
+    example's choice by the layouts, :func:`tiles_for`)."""
+    layout_a, layout_b = tag_name(layout_a), tag_name(layout_b)
     # 1. Dispatch policy: MmadAtlasA2Preload<enableUnitFlag = true, enableShuffleK = true>.
     if dispatch_policy is None:
-        dispatch_policy = MmadAtlasA2Preload(enable_unit_flag=True, enable_shuffle_k=True, arch=arch)
+        dispatch_policy = MmadAtlasA2Preload(enable_unit_flag=enable_unit_flag, enable_shuffle_k=enable_shuffle_k,
+                                             arch=arch)
     # 2. Tile shapes by the operand layouts.
-    l1_tile, l0_tile = tiles_for(layout_a, layout_b)
+    default_l1, default_l0 = tiles_for(layout_a, layout_b)
+    l1_tile = default_l1 if l1_tile is None else l1_tile
+    l0_tile = default_l0 if l0_tile is None else l0_tile
     # 3. The tile copies: ND2NZ of actual shapes, from the padded workspaces where padded.
     tile_copy = PaddingPackedTileCopyTla(arch, element, layout_a, element, layout_b, element, "RowMajor",
                                          is_padding_a=padding_a, is_padding_b=padding_b)

@@ -11,6 +11,7 @@ Used by ``examples/42_quant_optimized_matmul_tla.py`` and :mod:`catlass_py.ops.q
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Count, Element, Flag, Layout, Policy, Swizzle, TileShape
 from catlass_py.assemblies.optimized_matmul_tla import padding_for, swizzle_for
 from catlass_py.epilogue import EpilogueAtlasA2PerTokenDequantTla, EpilogueHorizontalTileSwizzle
 from catlass_py.epilogue.block import BlockEpiloguePerTokenDequantTla
@@ -18,7 +19,8 @@ from catlass_py.gemm import GemmShape, MmadAtlasA2Preload
 from catlass_py.gemm.block import BlockMmadTla, GemmIdentityBlockSwizzle
 from catlass_py.kernel.optimized_matmul_tla import PaddingMatrixBlockNDTla
 from catlass_py.kernel.quant_optimized_matmul_tla import QuantOptimizedMatmulTla
-from catlass_py.tile.copy_tla import PaddingPackedTileCopyTla, TileCopyDequantTla
+from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.tile.copy_tla import PaddingPackedTileCopyTla, TileCopyDequantTla, tag_name
 from catlass_py.tile.vector import TileBroadcastOneBlk, TileOneBlkColumnBroadcastMul, TileRowBroadcastMul
 
 
@@ -30,15 +32,24 @@ def tiles_for(layout_a: str, layout_b: str) -> tuple[tuple, tuple]:
     return (128, 256, 512), (128, 256, 128)
 
 
-def assemble(arch=ATLAS_A2, *, layout_a="RowMajor", layout_b="ColumnMajor", padding_a=False, padding_b=False,
-             swizzle=(3, 0), element_d="bfloat16", dispatch_policy=None, workspace_stages=2, ub_stages=2):
+def assemble(arch=ATLAS_A2, *, layout_a: Layout = RowMajor, layout_b: Layout = ColumnMajor, padding_a: Flag = False,
+             padding_b: Flag = False, swizzle: Swizzle = (3, 0), element_d: Element = "bfloat16",
+             dispatch_policy: Policy | None = None, workspace_stages: Count = 2, ub_stages: Count = 2,
+             l1_tile: TileShape | None = None, l0_tile: TileShape | None = None, enable_unit_flag: Flag = False,
+             enable_shuffle_k: Flag = True):
     """Build the kernel like the C++ example for one of its padding cases. The keywords swap template parameters:
-    the layout tags of A and B, whether each is padded, the swizzle, D's element, the dispatch policy, the
-    workspace and UB stages."""
+    the layout tags of A and B (a name or a layout class), whether each is padded, the swizzle, D's element, the
+    dispatch policy (default ``MmadAtlasA2Preload`` with ``enable_unit_flag`` and ``enable_shuffle_k``), the
+    workspace and UB stages and the ``L1TileShape`` / ``L0TileShape`` (default: the example's choice by the
+    layouts, :func:`tiles_for`)."""
+    layout_a, layout_b = tag_name(layout_a), tag_name(layout_b)
     # 1. Dispatch policy: MmadAtlasA2Preload<enableUnitFlag = false, enableShuffleK = true>.
     if dispatch_policy is None:
-        dispatch_policy = MmadAtlasA2Preload(enable_unit_flag=False, enable_shuffle_k=True, arch=arch)
-    l1_tile, l0_tile = tiles_for(layout_a, layout_b)
+        dispatch_policy = MmadAtlasA2Preload(enable_unit_flag=enable_unit_flag, enable_shuffle_k=enable_shuffle_k,
+                                             arch=arch)
+    default_l1, default_l0 = tiles_for(layout_a, layout_b)
+    l1_tile = default_l1 if l1_tile is None else l1_tile
+    l0_tile = default_l0 if l0_tile is None else l0_tile
     # 2. BlockMmadTla on the (possibly padded) int8 operands, int32 C.
     tile_copy = PaddingPackedTileCopyTla(arch, "int8", layout_a, "int8", layout_b, "int32", "RowMajor",
                                          is_padding_a=padding_a, is_padding_b=padding_b)

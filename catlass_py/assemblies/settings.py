@@ -8,18 +8,20 @@ prints and what ``--set`` accepts come from the assembly itself, never from a ha
 such an annotation is parsed after its default's type (int, bool, str). Parsing only turns text into values;
 whether a value is legal is decided by the assembly's own checks (:class:`~catlass_py.errors.ConfigError`).
 
-=================  =======================================================  ========================
-type               written as                                               value
-=================  =======================================================  ========================
-:data:`TileShape`  ``MxNxK`` (``128x256x64``)                               :class:`GemmShape`
-:data:`Swizzle`    ``OFFSET,DIRECTION`` (``3,1``)                           ``(offset, direction)``
-:data:`Count`      an int (``2``)                                           int
-:data:`Flag`       ``true``/``false`` (``1``/``0``, ``on``/``off``)         bool
-:data:`Element`    a dtype name or alias (``float16``, ``fp16``, ``bf16``)  registry name
-:data:`Layout`     ``RowMajor``/``row``, ``ColumnMajor``/``column``, ...    layout class
-:data:`Policy`     ``Name`` or ``Name(key=value, ...)``                     dispatch policy instance
-:data:`TileOp`     a tile op class name (``TileElemWiseSilu``)              the class
-=================  =======================================================  ========================
+==================  =======================================================  ========================
+type                written as                                               value
+==================  =======================================================  ========================
+:data:`TileShape`   ``MxNxK`` (``128x256x64``)                               :class:`GemmShape`
+:data:`Swizzle`     ``OFFSET,DIRECTION`` (``3,1``)                           ``(offset, direction)``
+:data:`Count`       an int (``2``)                                           int
+:data:`Flag`        ``true``/``false`` (``1``/``0``, ``on``/``off``)         bool
+:data:`Element`     a dtype name or alias (``float16``, ``fp16``, ``bf16``)  registry name
+:data:`Layout`      ``RowMajor``/``row``, ``ColumnMajor``/``column``, ...    layout class
+:data:`Policy`      ``Name`` or ``Name(key=value, ...)``                     dispatch policy instance
+:data:`TileOp`      a tile op class name (``TileElemWiseSilu``)              the class
+:data:`MatrixTile`  ``RxC`` (``32x256``)                                     ``(rows, cols)``
+:data:`Scheduler`   ``Name<OFFSET,DIRECTION>``                               block scheduler instance
+==================  =======================================================  ========================
 
 Each may be ``X | None``-typed with a None default: ``auto`` (or ``none``) then selects the assembly's own
 choice (usually the C++'s runtime branch).
@@ -179,6 +181,31 @@ def _parse_tile_op(text: str, arch) -> type:
     return cls
 
 
+def _parse_matrix(text: str, arch) -> tuple[int, int]:
+    return _parse_ints(text, 2, "RxC, e.g. 32x256")
+
+
+def _scheduler_classes() -> dict[str, type]:
+    from catlass_py.gemm.block import GemmIdentityBlockSwizzle, GemmIdentityBlockSwizzleL1FullLoad
+
+    return {c.__name__: c for c in (GemmIdentityBlockSwizzle, GemmIdentityBlockSwizzleL1FullLoad)}
+
+
+def _parse_scheduler(text: str, arch):
+    t = text.strip()
+    name, _, rest = t.partition("<")
+    classes = _scheduler_classes()
+    cls = classes.get(name.strip())
+    if cls is None or not rest.endswith(">"):
+        raise ValueError(f"expected a block scheduler Name<OFFSET,DIRECTION>: {', '.join(sorted(classes))}, e.g. "
+                         "GemmIdentityBlockSwizzleL1FullLoad<1,0>")
+    return cls(*_parse_ints(rest[:-1], 2, "Name<OFFSET,DIRECTION>"))
+
+
+def _show_scheduler(v) -> str:
+    return f"{type(v).__name__}<{v.swizzle_offset},{v.swizzle_direction}>"
+
+
 def _parse_str(text: str, arch) -> str:
     return text.strip()
 
@@ -192,6 +219,8 @@ LAYOUT = Kind("RowMajor|ColumnMajor|zN|nZ", _parse_layout, _show_class)
 POLICY = Kind("Policy(field=value,...)", _parse_policy, _show_policy)
 TILE_OP = Kind("TileElemWise*", _parse_tile_op, _show_class)
 STR = Kind("text", _parse_str, str)
+MATRIX = Kind("RxC", _parse_matrix, _show_shape)
+SCHEDULER = Kind("Name<OFFSET,DIRECTION>", _parse_scheduler, _show_scheduler)
 
 
 def choice(*values: str) -> Kind:
@@ -236,6 +265,10 @@ Policy = Annotated[object, POLICY]
 """A BlockMmad dispatch policy (``Gemm::MmadAtlasA2*``)."""
 TileOp = Annotated[type, TILE_OP]
 """An element-wise epilogue tile op class."""
+MatrixTile = Annotated[tuple, MATRIX]
+"""A vector tile shape (``MatrixShape<ROW, COLUMN>``, e.g. an epilogue's compute tile), written ``RxC``."""
+Scheduler = Annotated[object, SCHEDULER]
+"""A block scheduler (``Gemm::Block::GemmIdentityBlockSwizzle*<OFFSET, DIRECTION>``)."""
 
 
 @dataclass(frozen=True)
@@ -333,7 +366,8 @@ def _split(pair: str) -> tuple[str, str]:
 
 
 __all__ = [
-    "BOOL", "DTYPE", "INT", "LAYOUT", "POLICY", "SHAPE", "STR", "SWIZZLE", "TILE_OP",
-    "Count", "Element", "Flag", "Kind", "Layout", "Policy", "SettingInfo", "Swizzle", "TileOp", "TileShape",
+    "BOOL", "DTYPE", "INT", "LAYOUT", "MATRIX", "POLICY", "SCHEDULER", "SHAPE", "STR", "SWIZZLE", "TILE_OP",
+    "Count", "Element", "Flag", "Kind", "Layout", "MatrixTile", "Policy", "Scheduler", "SettingInfo", "Swizzle",
+    "TileOp", "TileShape",
     "choice", "mapping", "parse_settings", "settings_of", "show_settings",
 ]

@@ -9,10 +9,12 @@ Used by ``examples/45_strided_batched_matmul_tla.py`` and :mod:`catlass_py.ops.s
 from __future__ import annotations
 
 from catlass_py.arch import ATLAS_A2
+from catlass_py.assemblies.settings import Element, Flag, Layout, Policy, Swizzle, TileShape
 from catlass_py.gemm import GemmShape, MmadPingpongTlaV2
 from catlass_py.gemm.block import BlockMmadTla, GemmIdentityBlockSwizzle
 from catlass_py.kernel.strided_batched_matmul_tla import StridedBatchedMatmulTla
-from catlass_py.tile.copy_tla import PackedTileCopyTla
+from catlass_py.layout import RowMajor
+from catlass_py.tile.copy_tla import PackedTileCopyTla, tag_name
 
 
 def swizzle_for(m: int, n: int) -> tuple[int, int]:
@@ -20,19 +22,25 @@ def swizzle_for(m: int, n: int) -> tuple[int, int]:
     return (3, 0) if m > n else (3, 1)
 
 
-def assemble(arch=ATLAS_A2, *, element="float16", layout_a="RowMajor", layout_b="RowMajor", out_element=None,
-             dispatch_policy=None, swizzle=(3, 0)):
+def assemble(arch=ATLAS_A2, *, element: Element = "float16", layout_a: Layout = RowMajor,
+             layout_b: Layout = RowMajor, out_element: Element | None = None, dispatch_policy: Policy | None = None,
+             swizzle: Swizzle = (3, 0), l1_tile: TileShape = GemmShape(128, 256, 256),
+             l0_tile: TileShape = GemmShape(128, 256, 64), enable_unit_flag: Flag | None = None):
     """Build the kernel like the C++ example (``RunWithLayouts<LayoutTagA, LayoutTagB>``). The keywords swap
     template parameters: the input ``element`` (float16, bfloat16, int8), the layout tags of A and B (RowMajor /
     ColumnMajor; C is RowMajor), the element of C (default: the input's, int32 for int8), the dispatch policy and
-    the swizzle (offset, direction)."""
+    the swizzle (offset, direction), the ``L1TileShape`` / ``L0TileShape`` and the policy's ``enable_unit_flag``
+    (default on except for int8)."""
+    layout_a, layout_b = tag_name(layout_a), tag_name(layout_b)
     # 1. Dispatch policy: MmadPingpongTlaV2<ArchTag, true> (kept off for int8 as the 1.x
     #    policies require; the TLA block itself allows it).
     if dispatch_policy is None:
-        dispatch_policy = MmadPingpongTlaV2(enable_unit_flag=element != "int8", arch=arch)
+        if enable_unit_flag is None:
+            enable_unit_flag = element != "int8"
+        dispatch_policy = MmadPingpongTlaV2(enable_unit_flag=enable_unit_flag, arch=arch)
     # 2. Tile shapes: Shape<_128, _256, _256> in L1, Shape<_128, _256, _64> in L0.
-    l1_tile_shape = GemmShape(128, 256, 256)
-    l0_tile_shape = GemmShape(128, 256, 64)
+    l1_tile_shape = GemmShape(*l1_tile)
+    l0_tile_shape = GemmShape(*l0_tile)
     # 3. The TLA tile copies for the operands' layout tags; C row-major.
     if out_element is None:
         out_element = "int32" if element == "int8" else element

@@ -25,6 +25,7 @@ from catlass_py.gemm.dispatch_policy import (
     MmadFullLoadA,
     MmadPingpong,
     MmadPingpongTlaV2,
+    SparseMatmulMultiBlockOnKAxis,
 )
 from catlass_py.gemm.gemm_type import GemmType
 
@@ -45,6 +46,7 @@ __all__ = [
     "MmadFullLoadA",
     "MmadPingpong",
     "MmadPingpongTlaV2",
+    "SparseMatmulMultiBlockOnKAxis",
     "ceil_div",
     "round_down",
     "round_up",

@@ -214,6 +214,21 @@ class MmadPingpongTlaV2(MmadBase):
 
 
 @dataclass(frozen=True)
+class SparseMatmulMultiBlockOnKAxis(MmadBase):
+    """CATLASS ``SparseMatmulMultiBlockOnKAxis<ArchTag, ENABLE_UNIT_FLAG>`` (``gemm/dispatch_policy.hpp``): the policy
+    of ``BlockMmadSparseTla`` (``gemm/block/block_mmad_sparse_tla.hpp``, example 41), two stages in L1 and L0,
+    synchronous. ``ENABLE_UNIT_FLAG`` is kept as a template parameter but the block never uses it (its Mmads pass
+    ``unitFlag = 0``)."""
+
+    enable_unit_flag: bool = False
+    STAGES: ClassVar[int] = 2
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_bool("enable_unit_flag", self.enable_unit_flag)
+
+
+@dataclass(frozen=True)
 class MmadFullLoadA(MmadBase):
     """CATLASS ``MmadFullLoadA<ArchTag, ENABLE_UNIT_FLAG, ENABLE_SHUFFLE_K, USE_HF32_MODE, L0C_STAGES,
     ENABLE_L1_RESIDENT, L1A_STAGES, L1B_STAGES, L0A_STAGES, L0B_STAGES>`` (``gemm/dispatch_policy.hpp``): the TLA

@@ -27,6 +27,7 @@ from catlass_py.kernel.padding_block_nd import PaddingMatrixBlockND
 from catlass_py.kernel.padding_nz import PaddingMatrixNZ, RemovePaddingNDAndCast
 from catlass_py.kernel.padding_tag import PaddingTag
 from catlass_py.kernel.quant_matmul_full_load_a_tla import QuantMatmulFullLoadATla
+from catlass_py.kernel.sparse_matmul_tla import KernelSparseMatmul
 from catlass_py.kernel.quant_matmul_multistage_workspace import QuantMatmulMultiStageWorkspace
 from catlass_py.kernel.quant_multi_core_splitk_matmul_tla import QuantMultiCoreSplitkMatmulTla
 from catlass_py.kernel.quant_optimized_matmul_tla import QuantOptimizedMatmulTla
@@ -63,6 +64,7 @@ __all__ = [
     "PaddingMatrixNZ",
     "PaddingTag",
     "QuantMatmulFullLoadATla",
+    "KernelSparseMatmul",
     "QuantMatmulMultiStageWorkspace",
     "QuantMultiCoreSplitkMatmulTla",
     "QuantOptimizedMatmulTla",

@@ -23,6 +23,7 @@ from catlass_py.ops.quant_matmul_full_load_a_tla import quant_matmul_full_load_a
 from catlass_py.ops.quant_multi_core_splitk_matmul_tla import quant_multi_core_splitk_matmul_tla
 from catlass_py.ops.quant_optimized_matmul_tla import quant_optimized_matmul_tla
 from catlass_py.ops.single_core_splitk_matmul import single_core_splitk_matmul
+from catlass_py.ops.sparse_matmul_tla import sparse_matmul_tla
 from catlass_py.ops.splitk_matmul import splitk_matmul
 from catlass_py.ops.streamk_matmul import streamk_matmul
 from catlass_py.ops.strided_batched_matmul_tla import strided_batched_matmul_tla
@@ -53,6 +54,7 @@ __all__ = [
     "quant_multi_core_splitk_matmul_tla",
     "quant_optimized_matmul_tla",
     "single_core_splitk_matmul",
+    "sparse_matmul_tla",
     "splitk_matmul",
     "streamk_matmul",
     "strided_batched_matmul_tla",

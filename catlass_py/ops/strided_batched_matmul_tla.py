@@ -19,6 +19,7 @@ from catlass_py.layout import RowMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import as_array, check_core_num, check_extent, element_of, op_options, out_element
 from catlass_py.ops.operator import parse_layout
+from catlass_py.virtual import is_virtual, virtual_array
 
 
 @lru_cache(maxsize=32)
@@ -114,10 +115,13 @@ def strided_batched_matmul_tla(a, b, *, layout_a="row", layout_b="row", lda=None
     lay_c = batched_layout(batch, m, n, st["stride_c"], st["ldc"], "RowMajor")
     if kernel is None:
         kernel = build_kernel(run.arch, elem, la, lb, out, swizzle_for(m, n))
-    flat_a, flat_b = np.zeros(extent(lay_a), a.dtype), np.zeros(extent(lay_b), b.dtype)
-    # the storage: zeros between the matrices, each operand written through its layout's strides
-    as_strided(flat_a, a.shape, tuple(s * a.itemsize for s in lay_a.stride))[...] = a
-    as_strided(flat_b, b.shape, tuple(s * b.itemsize for s in lay_b.stride))[...] = b
+    if run.numerics and not (is_virtual(a) or is_virtual(b)):
+        flat_a, flat_b = np.zeros(extent(lay_a), a.dtype), np.zeros(extent(lay_b), b.dtype)
+        # the storage: zeros between the matrices, each operand written through its layout's strides
+        as_strided(flat_a, a.shape, tuple(s * a.itemsize for s in lay_a.stride))[...] = a
+        as_strided(flat_b, b.shape, tuple(s * b.itemsize for s in lay_b.stride))[...] = b
+    else:  # a timing-only launch or shape-only operands: shape-only storage
+        flat_a, flat_b = virtual_array(extent(lay_a), a.dtype), virtual_array(extent(lay_b), b.dtype)
     out_np = get_dtype(out).numpy
     args, host = run.device_arguments(
         "strided_batched_matmul_tla", kernel,
@@ -125,7 +129,8 @@ def strided_batched_matmul_tla(a, b, *, layout_a="row", layout_b="row", lda=None
         inputs={"a": flat_a, "b": flat_b}, outputs={"c": ((extent(lay_c),), out_np)})
     result = run.run(kernel, args, host["c"])
     flat_c, extra = (result[0], result[1:]) if isinstance(result, tuple) else (result, ())
-    c = np.ascontiguousarray(strided_view(flat_c, lay_c))
+    c = (virtual_array((batch, m, n), flat_c.dtype) if is_virtual(flat_c)
+         else np.ascontiguousarray(strided_view(flat_c, lay_c)))
     return (c, *extra) if extra else c
 
 

@@ -14,6 +14,11 @@ instruction gathers and scatters its region through the TLA layouts (numpy fancy
 the region, :meth:`catlass_py.tla.Tensor.offsets`) and declares the bytes it touches on the simulated memory
 (runs of consecutive elements derived from the same offsets, cached by layout and extent).
 
+On a core of a timing-only launch (``LaunchParams(numerics=False)``) the tensors hold shape-only stand-ins of their
+views (:func:`make_tensor`) and each copy makes the checks its gather and scatter would make (:func:`check_gather`,
+:func:`check_scatter`: the region fits the destination's layout and the memory, the memory is writable) without
+moving a byte; the events and their declared accesses are the full run's.
+
 ===================  =============================================  ==========================================
 copy                 layouts (source -> destination)                region moved
 ===================  =============================================  ==========================================
@@ -54,19 +59,38 @@ from catlass_py.tile.quant import scalar_quant_word
 from catlass_py.tla import Layout, Tensor, make_layout_l0c, make_layout_tag
 from catlass_py.tla import make_tensor as _tla_make_tensor
 from catlass_py.tla.int_tuple import is_tuple, product
+from catlass_py.virtual import is_virtual, virtual_array
 
 #: simulated memory name -> TLA position (``Arch::Position*``)
 _POSITION = {"GM": "GM", "L1": "L1", "L0A": "L0A", "L0B": "L0B", "L0C": "L0C", "BT": "Bias", "UB": "UB"}
 
 
+def _shape_only(builtin, count: int) -> np.ndarray:
+    """A shape-only stand-in (:func:`~catlass_py.virtual.virtual_array`) for the numpy view of ``count`` elements
+    of ``builtin``: what :meth:`view` would give (packed 4-bit types as bytes), without the bytes."""
+    dtype = builtin.dtype
+    if dtype.packed:
+        return virtual_array((dtype.nbytes(count),), np.uint8)
+    return virtual_array((count,), dtype.numpy)
+
+
 def make_tensor(builtin, layout: Layout, position: str | None = None, coord: Any = None) -> Tensor:
     """TLA ``MakeTensor(builtinTensor, layout[, coord], Position)`` (``include/tla/tensor.hpp``) over a simulated
     tensor: a :class:`~catlass_py.arch.memory.GlobalTensor` or :class:`~catlass_py.arch.memory.LocalTensor`
-    (its memory gives the position unless ``position`` is given)."""
+    (its memory gives the position unless ``position`` is given).
+
+    The tensor's ``data`` is the builtin's numpy view, or a shape-only stand-in of the same length and dtype
+    where making the view would allocate or read bytes a timing-only run never has: a local tensor of a
+    timing-only core (``LocalTensor.computes`` False), a shape-only GM buffer or one not allocated yet (a lazily
+    allocated workspace; a full run's copies view it when they move its bytes)."""
     if isinstance(builtin, GlobalTensor):
-        data, where = builtin.view(), "GM"
+        buffer = builtin.buffer
+        data = (_shape_only(builtin, builtin.size) if buffer.is_virtual or buffer._raw is None
+                else builtin.view())
+        where = "GM"
     elif isinstance(builtin, LocalTensor):
-        data, where = builtin.view(), _POSITION.get(builtin.position, "UB")
+        data = builtin.view() if builtin.computes else _shape_only(builtin, builtin.count)
+        where = _POSITION.get(builtin.position, "UB")
     else:
         raise ConfigError(f"make_tensor: the builtin tensor must be a simulated GlobalTensor or LocalTensor, got "
                           f"{type(builtin).__name__}")
@@ -94,19 +118,27 @@ def _mode_extent(mode) -> int:
 
 
 @functools.lru_cache(maxsize=4096)
-def _region(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray, int, tuple]:
-    """``(offsets, base, runs)`` of the ``extent`` region at ``coord`` of ``layout``: element ``c`` of the region is
-    at ``base + offsets[c]``; ``runs`` are the ``(start, length, stride, count)`` pieces of ``offsets`` (relative to
-    ``base``), consecutive equal-length runs at a constant distance merged into one strided piece."""
+def _region(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray, int, tuple, int]:
+    """``(offsets, base, runs, top)`` of the ``extent`` region at ``coord`` of ``layout``: element ``c`` of the
+    region is at ``base + offsets[c]``; ``runs`` are the ``(start, length, stride, count)`` pieces of ``offsets``
+    (relative to ``base``), consecutive equal-length runs at a constant distance merged into one strided piece;
+    ``top`` is the largest offset (-1 for an empty region). A linear layout's regions at different coordinates
+    share one offsets array (:func:`_region_at`)."""
     base = 0
     key_coord = coord
     if layout.depth <= 1:  # linear modes: the region at coord is the region at 0, shifted
         base = int(layout._eval(coord if is_tuple(layout.shape) else coord[0]))
         key_coord = (0,) * len(coord)
-    probe = _tla_make_tensor(np.empty(1, np.int8), Layout(layout.shape, layout.stride, extent), "GM", key_coord)
+    offsets, runs, top = _region_at(layout, key_coord, extent)
+    return offsets, base, runs, top
+
+
+@functools.lru_cache(maxsize=1024)
+def _region_at(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray, tuple, int]:
+    probe = _tla_make_tensor(np.empty(1, np.int8), Layout(layout.shape, layout.stride, extent), "GM", coord)
     offsets = probe.offsets()
     offsets.setflags(write=False)
-    return offsets, base, _runs(offsets)
+    return offsets, _runs(offsets), int(offsets.max()) if offsets.size else -1
 
 
 def _runs(offsets: np.ndarray) -> tuple:
@@ -143,12 +175,22 @@ def _check_extent(t: Tensor, extent: tuple, what: str) -> None:
                                 f"(mode {i} holds {_mode_extent(mode)} elements)")
 
 
+def _values(t: Tensor) -> np.ndarray:
+    """The numpy elements behind ``t``: its data, or the builtin's view where the data is a stand-in
+    (:func:`make_tensor`; a shape-only GM buffer raises :class:`~catlass_py.errors.NoDataError` naming it)."""
+    data = t.data
+    if is_virtual(data) and t.builtin is not None:
+        data = t.builtin.view()
+    return data
+
+
 def gather(t: Tensor, extent: tuple, what: str) -> np.ndarray:
     """The ``extent`` region of ``t`` (from its coordinate) as an array of that shape."""
-    offsets, base, _ = _region(t.layout, t.coord, extent)
+    offsets, base, _, _ = _region(t.layout, t.coord, extent)
     start = t.offset + base
+    data = _values(t)
     try:
-        return t.data[start:][offsets] if offsets.size else np.empty(extent, t.data.dtype)
+        return data[start:][offsets] if offsets.size else np.empty(extent, data.dtype)
     except IndexError:
         raise _outside(t, what) from None
 
@@ -156,22 +198,48 @@ def gather(t: Tensor, extent: tuple, what: str) -> np.ndarray:
 def scatter(t: Tensor, extent: tuple, values: np.ndarray, what: str) -> None:
     """Store ``values`` (shape ``extent``) as the ``extent`` region of ``t``."""
     _check_extent(t, extent, what)
-    offsets, base, _ = _region(t.layout, t.coord, extent)
+    offsets, base, _, _ = _region(t.layout, t.coord, extent)
     if not offsets.size:
         return
-    if not t.data.flags.writeable:
+    data = _values(t)
+    if not data.flags.writeable:
         raise OutOfBoundsError(f"{what}: {_name(t)} is read-only")
     start = t.offset + base
     try:
-        t.data[start:][offsets] = values
+        data[start:][offsets] = values
     except IndexError:
         raise _outside(t, what) from None
+
+
+# -- timing-only runs: the checks of gather / scatter without the bytes --------------------------------------------
+
+def check_gather(t: Tensor, extent: tuple, what: str) -> None:
+    """The checks of :func:`gather` without reading a byte (a timing-only core): raises where it would."""
+    _, base, _, top = _region(t.layout, t.coord, extent)
+    if top >= 0 and t.offset + base + top >= t.data.shape[0]:
+        raise _outside(t, what)
+
+
+def check_scatter(t: Tensor, extent: tuple, what: str) -> None:
+    """The checks of :func:`scatter` without writing a byte (a timing-only core): the destination's layout
+    holds the region, the memory is writable and holds it, in :func:`scatter`'s order."""
+    _check_extent(t, extent, what)
+    _, base, _, top = _region(t.layout, t.coord, extent)
+    if top < 0:
+        return
+    b = t.builtin
+    read_only = (b.buffer.read_only if isinstance(b, GlobalTensor) else
+                 not t.data.flags.writeable if not is_virtual(t.data) else False)
+    if read_only:
+        raise OutOfBoundsError(f"{what}: {_name(t)} is read-only")
+    if t.offset + base + top >= t.data.shape[0]:
+        raise _outside(t, what)
 
 
 def accesses(t: Tensor, extent: tuple) -> tuple:
     """The bytes of the ``extent`` region of ``t`` as :class:`~catlass_py.arch.events.MemAccess` records of its
     builtin tensor (a GM access keeps one, possibly empty, record)."""
-    _, base, runs = _region(t.layout, t.coord, extent)
+    _, base, runs, _ = _region(t.layout, t.coord, extent)
     shift = t.offset + base
     records = tuple(t.builtin.access(s + shift, n, d, c) for s, n, d, c in runs)
     if not records and isinstance(t.builtin, GlobalTensor):
@@ -283,30 +351,31 @@ class CopyGmToL1Tla:
         c0 = self.element.c0
         src_kind = self.layout_src.replace("Padding", "")
         if src_kind == "RowMajor":
-            data = gather(src, (rows, cols), what)
             land = (rows, _round(cols, c0))
             dmas = rows if self.split_rows and src.stride[0] >= STRIDE_LIMIT else 1
             read = (src, (rows, cols))
         elif src_kind == "ColumnMajor":
-            data = gather(src, (rows, cols), what)
             land = (_round(rows, c0), cols)
             dmas = cols if self.split_rows and src.stride[1] >= STRIDE_LIMIT else 1
             read = (src, (rows, cols))
         elif src_kind == "zN":
             land = (rows, _round(cols, c0))
-            data = gather(src, land, what)
             dmas = 1 if src.stride[1][1] // c0 <= STRIDE_LIMIT else -(-cols // c0)
             read = (src, land)
         else:
             land = (_round(rows, c0), cols)
-            data = gather(src, land, what)
             dmas = 1 if src.stride[0][1] // c0 <= STRIDE_LIMIT else -(-rows // c0)
             read = (src, land)
-        if data.shape != land:  # the ND2NZ zero fill
-            full = np.zeros(land, data.dtype)
-            full[:rows, :cols] = data
-            data = full
-        scatter(dst, land, data, what)
+        if dst.builtin.computes:
+            data = gather(*read, what)
+            if data.shape != land:  # the ND2NZ zero fill
+                full = np.zeros(land, data.dtype)
+                full[:rows, :cols] = data
+                data = full
+            scatter(dst, land, data, what)
+        else:  # timing-only: the same checks, no bytes
+            check_gather(*read, what)
+            check_scatter(dst, land, what)
         _emit(dst.builtin.ctx, Pipe.MTE2, self.op_name, nbytes=self.element.nbytes(rows * cols),
               gm_reads=accesses(*read), local_writes=accesses(dst, land),
               info={"rows": rows, "cols": cols, "dmas": dmas})
@@ -365,8 +434,11 @@ class _CopyL1ToL0Tla:
         if not is_layout_kind(self.element, dst.layout, self.target):
             raise ConfigError(f"{what}: the destination layout {dst.layout} is not {self.target}")
         extent = tuple(_mode_extent(m) for m in dst.layout.shape)  # whole fractals move
-        data = gather(src, extent, what)
-        scatter(dst, extent, data, what)
+        if dst.builtin.computes:
+            scatter(dst, extent, gather(src, extent, what), what)
+        else:  # timing-only: the same checks, no bytes
+            check_gather(src, extent, what)
+            check_scatter(dst, extent, what)
         _emit(dst.builtin.ctx, Pipe.MTE1, self.op_name, nbytes=self.element.nbytes(extent[0] * extent[1]),
               local_reads=accesses(src, extent), local_writes=accesses(dst, extent),
               info={"rows": extent[0], "cols": extent[1]})
@@ -464,15 +536,23 @@ class CopyL0CToGmTla:
         m, n = dst.origin_shape
         if self.layout_c == "zN":
             m, n = _round(m, 16), _round(n, self.element_c.c0)
-        acc = gather(src, (m, n), what)
-        if self.quant_mode in VECTOR_MODES:
-            if scale is None:
-                raise ConfigError(f"{what}: PER_CHANNEL quantisation needs the FB scale tensor")
-            factor = m1_scale(scale.view(n))[None, :]
-        else:
-            factor = m1_scale(self.scale_word)
-        out = fixpipe_convert(acc, self.quant_mode, self.element_c, scale=factor, relu=self.relu)
-        scatter(dst, (m, n), out, what)
+        if src.builtin.computes:
+            acc = gather(src, (m, n), what)
+            if self.quant_mode in VECTOR_MODES:
+                if scale is None:
+                    raise ConfigError(f"{what}: PER_CHANNEL quantisation needs the FB scale tensor")
+                factor = m1_scale(scale.view(n))[None, :]
+            else:
+                factor = m1_scale(self.scale_word)
+            out = fixpipe_convert(acc, self.quant_mode, self.element_c, scale=factor, relu=self.relu)
+            scatter(dst, (m, n), out, what)
+        else:  # timing-only: the same checks, no bytes
+            check_gather(src, (m, n), what)
+            if self.quant_mode in VECTOR_MODES:
+                if scale is None:
+                    raise ConfigError(f"{what}: PER_CHANNEL quantisation needs the FB scale tensor")
+                scale.check(n)
+            check_scatter(dst, (m, n), what)
         ctx = src.builtin.ctx
         if ctx is not None and ctx.bus.instructions:
             reads = accesses(src, (m, n))
@@ -503,7 +583,11 @@ class CopyGm2UbTla:
         _device(src, what, "the source", ("GM",))
         _check_row_major(self.element, (src, dst), what)
         extent = tuple(src.origin_shape)
-        scatter(dst, extent, gather(src, extent, what), what)
+        if dst.builtin.computes:
+            scatter(dst, extent, gather(src, extent, what), what)
+        else:  # timing-only: the same checks, no bytes
+            check_gather(src, extent, what)
+            check_scatter(dst, extent, what)
         _emit(dst.builtin.ctx, Pipe.MTE2, what, nbytes=self.element.nbytes(extent[0] * extent[1]),
               gm_reads=accesses(src, extent), local_writes=accesses(dst, extent),
               info={"rows": extent[0], "cols": extent[1]})
@@ -526,7 +610,11 @@ class CopyUb2GmTla:
         _device(src, what, "the source", ("UB",))
         _check_row_major(self.element, (src, dst), what)
         extent = tuple(dst.origin_shape)
-        scatter(dst, extent, gather(src, extent, what), what)
+        if src.builtin.computes:
+            scatter(dst, extent, gather(src, extent, what), what)
+        else:  # timing-only: the same checks, no bytes
+            check_gather(src, extent, what)
+            check_scatter(dst, extent, what)
         _emit(src.builtin.ctx, Pipe.MTE3, what, nbytes=self.element.nbytes(extent[0] * extent[1]),
               gm_writes=accesses(dst, extent), local_reads=accesses(src, extent),
               info={"rows": extent[0], "cols": extent[1]})
@@ -696,6 +784,8 @@ __all__ = [
     "TileCopyDequantTla",
     "TileMmadTla",
     "accesses",
+    "check_gather",
+    "check_scatter",
     "gather",
     "is_layout_kind",
     "make_tensor",

@@ -231,6 +231,20 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
             TileRange((128, 256), (128, 512), (128, 512), (32, 128), step=64, l0_step=32),
             (("swizzle_direction", _DIRECTIONS),), problem=_mnk_int8),
     },
+    "13_basic_matmul_tla": {
+        "default": SearchSpace(
+            "default", "around the example's 128x256x256 / 128x256x64 (CATLASS's search_space.py registers no TLA "
+                       "example)",
+            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),),
+            problem=_mnk),
+    },
+    "14_optimized_matmul_tla": {
+        "default": SearchSpace(
+            "default", "around the example's 128x256x256 / 128x256x64 (06's TLA twin; CATLASS's search_space.py "
+                       "registers no TLA example)",
+            TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),),
+            problem=_mnk),
+    },
     "19_mla": {
         "default": SearchSpace(
             "default", "the blocks fix the tiles (128x128x576: the 512 + 64 head dimensions); one configuration, "
@@ -281,6 +295,35 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
         "default": SearchSpace(
             "default", "around the example's 128x256x256 / 128x256x64 (CATLASS registers no space)",
             TileRange((64, 256), (128, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),)),
+    },
+    "41_sparse_matmul_tla": {
+        "default": SearchSpace(
+            "default", "around the example's 128x256x128 / 128x256x64 (int8 4:2 sparse B; the kernel's tile rule "
+                       "and the block's static_asserts keep the legal ones, L0 K in whole 64s; no roofline: B is half dense)",
+            TileRange((64, 256), (128, 256), (64, 256), (64, 128), step=64)),
+    },
+    "42_quant_optimized_matmul_tla": {
+        "default": SearchSpace(
+            "default", "around the example's 128x256x512 / 128x256x128 (int8) and its workspace stages",
+            TileRange((64, 256), (128, 256), (256, 512), (64, 128), step=64),
+            (("swizzle", _SWIZZLES), ("workspace_stages", ("1", "2"))), problem=_mnk_int8),
+    },
+    "44_quant_matmul_full_loadA_tla": {
+        "default": SearchSpace(
+            "default", "around the example's 128x256x512 / 128x256x128 (int8; A's K panel must fit half of L1: the "
+                       "kernel's CanImplement) and B's L1 stages",
+            TileRange((64, 256), (128, 256), (256, 512), (64, 128), step=64), (("l1b_stages", ("1", "2")),)),
+    },
+    "45_strided_batched_matmul_tla": {
+        "default": SearchSpace(
+            "default", "around the example's 128x256x256 / 128x256x64 (CATLASS's search_space.py registers no TLA "
+                       "example; no roofline: the arguments take the example's own parser)",
+            TileRange((64, 256), (64, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),)),
+    },
+    "52_quant_multi_core_splitk_matmul_tla": {
+        "default": SearchSpace(
+            "default", "around the example's 128x256x512 / 128x256x128 (int8; split-K: no roofline)",
+            TileRange((64, 256), (128, 256), (256, 512), (64, 128), step=64), (("swizzle", _SWIZZLES),)),
     },
     "transpose_quant_batch_matmul": {
         "default": SearchSpace(

@@ -41,6 +41,7 @@ SMALL = {
     "28_matmul_silu": (["64", "96", "128"], 2),
     "34_single_core_splitk_matmul": (["64", "96", "512"], 4),
     "37_streamk_matmul": (["256", "512", "1024"], 4),
+    "41_sparse_matmul_tla": (["160", "320", "64"], 2),
     "42_quant_optimized_matmul_tla": (["64", "96", "300"], 2),
     "44_quant_matmul_full_loadA_tla": (["200", "96", "128"], 2),
     "45_strided_batched_matmul_tla": (["2", "64", "96", "128"], 2),

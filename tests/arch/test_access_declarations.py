@@ -279,6 +279,7 @@ EXAMPLES = {
     "37_streamk_matmul": [(["300", "200", "600"], 2), (["150", "200", "600"], 2), (["260", "520", "100"], 3),
                           (["128", "256", "1100"], 4)],
     "13_basic_matmul_tla": [(["130", "260", "100"], 2), (["1", "300", "600"], 3)],
+    "41_sparse_matmul_tla": [(["144", "304", "200"], 3), (["1", "40", "72"], 1)],
     "42_quant_optimized_matmul_tla": [(["150", "300", "600"], 3), (["256", "256", "512"], 2)],
     "44_quant_matmul_full_loadA_tla": [(["300", "520", "600"], 3), (["100", "64", "2000"], 2)],
     "45_strided_batched_matmul_tla": [(["2", "130", "100", "40", "0", "45", "110", "101"], 2),
@@ -363,6 +364,7 @@ def _op_cases():
     fa_table = np.array([[2, 0], [1, -1]], np.int32)
     mla_q, mla_q_rope = _f16(r, 3, 4, 512), _f16(r, 3, 4, 64)
     mla_k, mla_k_rope = _f16(r, 3, 128, 1, 512), _f16(r, 3, 128, 1, 64)
+    sparse_b = _i8(r, 88, 150) * (r.random((22, 4, 150)).argsort(axis=1) < 2).reshape(88, 150).astype(np.int8)
     return {
         "basic_matmul": lambda o: ops.basic_matmul(a, b, core_num=3, observers=o),
         "basic_matmul int8 column": lambda o: ops.basic_matmul(a8, b8, layout_a="column", core_num=2, observers=o),
@@ -407,6 +409,7 @@ def _op_cases():
             a8, b8, f32_scale_g[0], f32_pts, core_num=8, observers=o),
         "strided_batched_matmul_tla": lambda o: ops.strided_batched_matmul_tla(*ab, layout_a="column", lda=80,
                                                                                core_num=3, observers=o),
+        "sparse_matmul_tla": lambda o: ops.sparse_matmul_tla(a8[:, :88], sparse_b, core_num=3, observers=o),
         "single_core_splitk_matmul": lambda o: ops.single_core_splitk_matmul(a, b, core_num=3, observers=o),
         "splitk_matmul": lambda o: ops.splitk_matmul(a, b, core_num=3, observers=o),
         "splitk_matmul fp32 out": lambda o: ops.splitk_matmul(a, b, out_dtype="float32", core_num=2, observers=o),
@@ -427,7 +430,7 @@ OP_NAMES = ["quant_optimized_matmul_tla",
             "grouped_matmul_slice_m", "grouped_matmul_slice_m_per_token_dequant",
             "grouped_matmul_slice_m_per_token_dequant_moe", "grouped_matmul_slice_k_per_token_dequant", "matmul_add",
             "matmul_bias", "matmul_gelu", "matmul_silu", "matmul_relu", "mla", "matmul_relu padded",
-            "optimized_matmul padded", "quant_matmul", "single_core_splitk_matmul", "splitk_matmul",
+            "optimized_matmul padded", "quant_matmul", "single_core_splitk_matmul", "sparse_matmul_tla", "splitk_matmul",
             "splitk_matmul fp32 out", "streamk_matmul", "transpose_quant_batch_matmul"]
 
 
@@ -842,6 +845,83 @@ def _tla_gm_ub(direction, dtype="float16"):
     return scenario
 
 
+def _sparse_gm_to_l1(which):
+    def scenario(env: Env):
+        from catlass_py.tile.copy_sparse_tla import CopyGmToL1SparseTla
+        from catlass_py.tile.copy_tla import make_tensor
+        from catlass_py.tla import get_tile, make_layout_tag
+
+        ctx = env.core("AIC")
+        l1 = ctx.resource.l1_buf.get_buffer_by_byte("uint8" if which == "index" else "int8", 1024)
+        if which == "A":  # rows past the tile are read while A has them (CATLASS's nValue)
+            full = make_layout_tag("int8", "RowMajor", 70, 200)
+            src = make_tensor(env.gm_in(env.rand("int8", (70, 200))).tensor("int8"), full, coord=(40, 128))
+            dst, op = make_tensor(l1, make_layout_tag("int8", "zN", 20, 72)), CopyGmToL1SparseTla(
+                ATLAS_A2, "int8", "RowMajor", "zN")
+        elif which == "B":
+            full = make_layout_tag("int8", "ColumnMajor", 100, 60)
+            src = get_tile(make_tensor(env.gm_in(env.rand("int8", (60, 100))).tensor("int8"), full), (32, 16), (36, 40))
+            dst, op = make_tensor(l1, make_layout_tag("int8", "nZ", 36, 40)), CopyGmToL1SparseTla(
+                ATLAS_A2, "int8", "ColumnMajor", "nZ")
+        else:
+            full = make_layout_tag("int32", "nZ", 40, 70)
+            host = env.rand("int8", (full.cosize(),)).view(np.uint8)
+            src = make_tensor(env.gm_in(host).tensor("uint8"), full, coord=(16, 16))
+            dst, op = make_tensor(l1, make_layout_tag("int32", "nZ", 12, 40)), CopyGmToL1SparseTla(
+                ATLAS_A2, "uint8", "nZ", "nZ")
+        env.go()
+        op(dst, src)
+    return scenario
+
+
+def _sparse_load(env: Env):
+    from catlass_py.tile.copy_sparse_tla import CopyL1ToL0BSparseTla
+    from catlass_py.tile.copy_tla import make_tensor
+    from catlass_py.tla import make_layout_tag
+
+    ctx = env.core("AIC")
+    r = ctx.resource
+    env.fill(r.l1_buf.get_buffer_by_byte("int8", 0))
+    src = make_tensor(r.l1_buf.get_buffer_by_byte("int8", 2048), make_layout_tag("int8", "nZ", 64, 40), coord=(32, 0))
+    idx = make_tensor(r.l1_buf.get_buffer_by_byte("uint8", 65536), make_layout_tag("int32", "nZ", 16, 40))
+    dst = make_tensor(r.l0b_buf.get_buffer_by_byte("int8", 512), make_layout_tag("int8", "nZ", 20, 40))
+    env.go()
+    CopyL1ToL0BSparseTla(ATLAS_A2)(dst, src, idx)
+
+
+def _sparse_mmad(init_c=True):
+    def scenario(env: Env):
+        from catlass_py.tile.copy_sparse_tla import TileMmadSparse
+
+        ctx = env.core("AIC")
+        r = ctx.resource
+        l0a, l0b = r.l0a_buf.get_buffer_by_byte("int8", 0), r.l0b_buf.get_buffer_by_byte("int8", 0)
+        env.fill(l0a)
+        env.fill(l0b)
+        codes = env.rng.integers(0, 3, (r.l0b_buf.sparse_index.size, 4))  # valid indices 0..2 beside every byte
+        r.l0b_buf.sparse_index[:] = (codes << np.array([0, 2, 4, 6])).sum(axis=1).astype(np.uint8)
+        l0c = r.l0c_buf.get_buffer_by_byte("int32", 4096)
+        if not init_c:
+            env.fill(l0c)
+        env.go()
+        TileMmadSparse(ATLAS_A2)(l0c, l0a, l0b, 20, 40, 72, init_c)
+    return scenario
+
+
+def _sparse_fixpipe(env: Env):
+    from catlass_py.tile.copy_sparse_tla import CopyL0CToGmSparseTla
+    from catlass_py.tile.copy_tla import make_tensor
+    from catlass_py.tla import make_layout_l0c, make_layout_tag
+
+    ctx = env.core("AIC")
+    l0c = ctx.resource.l0c_buf.get_buffer_by_byte("int32", 0)
+    env.fill(l0c)
+    gm = env.gm_out(4 * 70 * 90, "C").tensor("int32")
+    dst = make_tensor(gm[20 * 90 + 30], make_layout_tag("int32", "RowMajor", 70, 90))  # the block's pointer
+    env.go()
+    CopyL0CToGmSparseTla(ATLAS_A2)(dst, make_tensor(l0c, make_layout_l0c(20, 40)))
+
+
 #: name -> (scenario, tight): ``tight`` scenarios also check that every declared written byte changes in one of
 #: the two runs; read-modify-write instructions (accumulating Mmad, Axpy, atomic add, the multi-step GELU/SiLU
 #: tiles) may legitimately leave some written bytes as they were.
@@ -898,6 +978,13 @@ TILE_SCENARIOS = {
     "CopyL0CToGmTla fp32->fp16": (_tla_fixpipe(), True),
     "CopyL0CToGmTla zN destination": (_tla_fixpipe("float32", "zN"), True),
     "CopyGm2UbTla RowMajor": (_tla_gm_ub("in"), True),
+    "CopyGmToL1SparseTla A RowMajor->zN": (_sparse_gm_to_l1("A"), True),
+    "CopyGmToL1SparseTla B ColumnMajor->nZ": (_sparse_gm_to_l1("B"), True),
+    "CopyGmToL1SparseTla index nZ->nZ": (_sparse_gm_to_l1("index"), True),
+    "LoadDataWithSparse": (_sparse_load, True),
+    "MmadWithSparse": (_sparse_mmad(), True),
+    "MmadWithSparse accumulate": (_sparse_mmad(False), False),
+    "CopyL0CToGmSparseTla": (_sparse_fixpipe, True),
     "CopyUb2GmTla RowMajor": (_tla_gm_ub("out", "float32"), True),
 }
 
@@ -990,6 +1077,24 @@ def test_copies_are_on_the_pipes_of_ascend_c():
         "vector Add": {("Add", Pipe.V)},
         "GetValue": {("GetValue", Pipe.S)},
     }
+
+
+def test_sparse_tile_ops_are_on_the_pipes_of_ascend_c():
+    pipes = {name: {(e.op, e.pipe) for e in _events(name)} for name in (
+        "CopyGmToL1SparseTla A RowMajor->zN", "CopyGmToL1SparseTla index nZ->nZ", "LoadDataWithSparse",
+        "MmadWithSparse", "CopyL0CToGmSparseTla")}
+    assert pipes == {
+        "CopyGmToL1SparseTla A RowMajor->zN": {("CopyGmToL1SparseTla", Pipe.MTE2)},
+        "CopyGmToL1SparseTla index nZ->nZ": {("CopyGmToL1SparseTla", Pipe.MTE2)},
+        "LoadDataWithSparse": {("LoadDataWithSparse", Pipe.MTE1)},
+        "MmadWithSparse": {("MmadWithSparse", Pipe.M)},
+        "CopyL0CToGmSparseTla": {("Fixpipe", Pipe.FIX)},
+    }
+    (load,) = _events("LoadDataWithSparse")  # the dense bytes and their index bytes, both in L1
+    assert {a.space for a in load.local_reads} == {"L1"} and len(load.local_reads) >= 2
+    assert {a.space for a in load.local_writes} == {"L0B"}
+    (mmad,) = _events("MmadWithSparse")
+    assert {a.space for a in mmad.local_reads} == {"L0A", "L0B"} and mmad.flops == 20 * 40 * 72
 
 
 # -- the auditor itself ------------------------------------------------------------------------------------

@@ -36,6 +36,8 @@ def _calls():
     f32 = lambda *s: r.uniform(0.5, 1.5, s).astype(np.float32)  # noqa: E731
     tq = make_inputs(8, 64, 64, 1, out_dtype="float16")
     fa_q, fa_kv = _f16(r, 6, 2, 32), _f16(r, 40, 1, 32)
+    sparse_b = (r.integers(-8, 8, (64, 512)) * (r.random((16, 4, 512)).argsort(axis=1) < 2).reshape(64, 512)).astype(
+        np.int8)  # 4:2 along k; two blocks along n
     mla_args = (_f16(r, 2, 4, 512), _f16(r, 2, 4, 64), _f16(r, 2, 128, 1, 512), _f16(r, 2, 128, 1, 64),
                 np.array([[0], [1]], np.int32))
     return {
@@ -73,6 +75,7 @@ def _calls():
             lambda **kw: ops.quant_multi_core_splitk_matmul_tla(a8[:100], b8[:, :200], f32(200), f32(100), **kw),
         "quant_optimized_matmul_tla": lambda **kw: ops.quant_optimized_matmul_tla(a8, b8, f32(260), f32(130), **kw),
         "single_core_splitk_matmul": lambda **kw: ops.single_core_splitk_matmul(a, b, **kw),
+        "sparse_matmul_tla": lambda **kw: ops.sparse_matmul_tla(a8[:128], sparse_b, **kw),
         "splitk_matmul": lambda **kw: ops.splitk_matmul(a, b, **kw),
         "streamk_matmul": lambda **kw: ops.streamk_matmul(a, b, **kw),
         "strided_batched_matmul_tla": lambda **kw: ops.strided_batched_matmul_tla(a[None], b[None], **kw),

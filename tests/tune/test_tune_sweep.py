@@ -59,6 +59,26 @@ def test_every_shipped_example_has_a_search_space_whose_default_candidates_assem
         assert space.size() >= 8 or name in ("19_mla", "23_flash_attention_infer"), name  # tiles fixed by the blocks
 
 
+@pytest.mark.parametrize("name, shape", [
+    ("13_basic_matmul_tla", ("200", "520", "384")), ("14_optimized_matmul_tla", ("200", "300", "256")),
+    ("41_sparse_matmul_tla", ("160", "320", "256")), ("42_quant_optimized_matmul_tla", ("200", "300", "512")),
+    ("44_quant_matmul_full_loadA_tla", ("300", "200", "256")),
+    ("45_strided_batched_matmul_tla", ("2", "130", "200", "128")),
+    ("52_quant_multi_core_splitk_matmul_tla", ("64", "300", "1100")),
+])
+def test_the_tla_examples_spaces_sweep(name, shape):
+    # the first legal configurations of each TLA example's space predict (timing-only) without an error, and where
+    # the space carries a roofline it bounds every prediction from below
+    example, space = load_script(name), space_of(name)
+    rows = list(sweep(example, [shape], space, arch="AtlasA2", cores=6, executor=SerialExecutor(), prune=False,
+                      limit=2))
+    assert len(rows) == 2 and all(r.record["status"] == "ok" and r.record["cycles"] > 0 for r in rows), rows
+    if space.problem is not None:
+        problem = space.problem([int(x) for x in shape])
+        for r in rows:
+            assert roofline_us(problem, r.config["l1_tile"], ATLAS_A2, 6) <= r.time_us
+
+
 def test_catlass_space_of_example_00_is_the_readme_one():
     space = space_of(EX00)
     assert space.name == "catlass" and space.size() == 1701 * 2  # 7 x 9 x 9 L1 tiles x 3 L0 K x 2 swizzles

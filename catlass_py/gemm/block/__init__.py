@@ -20,6 +20,7 @@ from catlass_py.gemm.block.capabilities import (
     PRELOAD_CALL,
     PRELOAD_TLA_CALL,
     SINGLE_CORE_SPLITK_CALL,
+    SPARSE_TLA_CALL,
     STREAMK_CALL,
     TLA_CALL,
     TLA_V2_CALL,
@@ -39,7 +40,9 @@ from catlass_py.gemm.block.mmad_preload_async import (
     BlockMmadPreloadAsyncWithCallback,
 )
 from catlass_py.gemm.block.mmad_single_core_splitk import BlockMmadSingleCoreSplitk
+from catlass_py.gemm.block.mmad_sparse_tla import BlockMmadSparseTla
 from catlass_py.gemm.block.mmad_streamk import BlockMmadStreamk
+from catlass_py.gemm.block.scheduler_iterate_k import BlockSchedulerIterateK, MatmulShape
 from catlass_py.gemm.block.swizzle import GemmIdentityBlockSwizzle
 from catlass_py.gemm.block.swizzle_full_load import GemmIdentityBlockSwizzleL1FullLoad
 from catlass_py.gemm.block.swizzle_splitk import (
@@ -56,6 +59,7 @@ __all__ = [
     "PRELOAD_CALL",
     "PRELOAD_TLA_CALL",
     "SINGLE_CORE_SPLITK_CALL",
+    "SPARSE_TLA_CALL",
     "STREAMK_CALL",
     "TLA_CALL",
     "TLA_V2_CALL",
@@ -76,9 +80,12 @@ __all__ = [
     "BlockMmadRequirement",
     "BlockMmadSpec",
     "BlockMmadSingleCoreSplitk",
+    "BlockMmadSparseTla",
+    "BlockSchedulerIterateK",
     "BlockMmadStreamk",
     "GemmIdentityBlockSwizzle",
     "GemmIdentityBlockSwizzleL1FullLoad",
+    "MatmulShape",
     "PingpongStagesInstance",
     "SingleCoreSplitkGemmIdentityBlockSwizzle",
     "SplitkGemmIdentityBlockSwizzle",

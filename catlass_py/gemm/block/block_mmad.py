@@ -34,6 +34,7 @@ from catlass_py.gemm.block.mmad_preload_async import (
     BlockMmadPreloadAsyncWithCallback,
 )
 from catlass_py.gemm.block.mmad_single_core_splitk import BlockMmadSingleCoreSplitk
+from catlass_py.gemm.block.mmad_sparse_tla import BlockMmadSparseTla
 from catlass_py.gemm.block.mmad_streamk import BlockMmadStreamk
 from catlass_py.gemm.dispatch_policy import (
     MmadAtlasA2Pingpong,
@@ -46,6 +47,7 @@ from catlass_py.gemm.dispatch_policy import (
     MmadFullLoadA,
     MmadPingpong,
     MmadPingpongTlaV2,
+    SparseMatmulMultiBlockOnKAxis,
 )
 from catlass_py.gemm.dispatch_policy_attention import (
     MmadAtlasA2FAIPV,
@@ -80,6 +82,11 @@ _TLA_IMPLEMENTATIONS = [
     (MmadPingpongTlaV2, BlockMmadPingpongTlaV2),
     (MmadFullLoadA, BlockMmadFullLoadATla),
     (MmadAtlasA2Preload, BlockMmadPreloadTla),
+]
+
+#: the blocks with their own template name (``BlockMmadSparseTla``, example 41), assembled directly
+_OTHER_IMPLEMENTATIONS = [
+    (SparseMatmulMultiBlockOnKAxis, BlockMmadSparseTla),
 ]
 
 
@@ -133,7 +140,7 @@ def check_block_mmad(what: str, block_mmad, requirement: BlockMmadRequirement) -
                           f"got {block_mmad!r}")
     if requirement.accepts(capabilities):
         return capabilities
-    fit = [p.__name__ for p, impl in _IMPLEMENTATIONS + _TLA_IMPLEMENTATIONS if requirement.accepts(impl.CAPABILITIES)]
+    fit = [p.__name__ for p, impl in _IMPLEMENTATIONS + _TLA_IMPLEMENTATIONS + _OTHER_IMPLEMENTATIONS if requirement.accepts(impl.CAPABILITIES)]
     hint = (f"only {fit[0]} fits" if len(fit) == 1 else f"policies that fit: {', '.join(fit)}" if fit
             else "no registered policy fits")
     raise ConfigError(f"{what}: {type(block_mmad.policy).__name__}'s BlockMmad is {capabilities}, but the kernel "

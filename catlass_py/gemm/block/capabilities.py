@@ -57,6 +57,7 @@ TLA_V2_CALL = BlockMmadCall("tla_v2", "(tensorA, tensorB, tensorC)")
 PRELOAD_TLA_CALL = BlockMmadCall(
     "preload_tla", "(tensorA, tensorB, tensorC, tensorNextA, tensorNextB, actualShape, nextActualShape, isFirstBlock, "
                    "hasNextBlock)")
+SPARSE_TLA_CALL = BlockMmadCall("sparse_tla", "(tensorC, tensorA, tensorB, tensorIdx, actualShape)")
 FULL_LOAD_A_CALL = BlockMmadCall("full_load_a", "(tensorA, tensorB, tensorC, actualShape, needLoadL1)")
 SINGLE_CORE_SPLITK_CALL = BlockMmadCall(
     "single_core_splitk", "(gmA, layoutA, gmB, layoutB, gmC, layoutC, gmNextA, gmNextB, actualShape, "
@@ -128,6 +129,7 @@ __all__ = [
     "PRELOAD_CALL",
     "PRELOAD_TLA_CALL",
     "SINGLE_CORE_SPLITK_CALL",
+    "SPARSE_TLA_CALL",
     "STREAMK_CALL",
     "TLA_CALL",
     "TLA_V2_CALL",
