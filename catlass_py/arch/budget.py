@@ -208,13 +208,24 @@ def check_footprint(footprint: Footprint, what: str, limit: int | None = None) -
             f"change it)")
 
 
+def tile_scratch_bytes(arch) -> int:
+    """Bytes of the scratch buffer the tile layer's fast path takes once per launch (shared by the launch's cores,
+    of which one runs at a time): the float operands and product of one Mmad or one L1 tile's product, at most
+    8 bytes (float64) per element of L1 (A and B) and 3 bytes per byte of L0C (float64 product and int32 copy
+    of an int32 accumulator), plus alignment."""
+    sizes = arch.buffer_sizes()
+    return 8 * sizes["L1"] + 3 * sizes["L0C"] + 1024
+
+
 def core_buffer_bytes(arch, block_dim: int, *, aic: bool = True, aiv: bool = True) -> int:
     """Bytes of the on-chip buffers of a launch on ``block_dim`` AI cores (each AIC's L1, L0A/B/C, BT and FB,
-    each AIV's UB), the most its cores can allocate."""
+    each AIV's UB), the most its cores can allocate, and the tile layer's scratch of a launch with cube cores
+    (:func:`tile_scratch_bytes`)."""
     sizes = arch.buffer_sizes()
     per_aic = sum(v for k, v in sizes.items() if k != "UB") if aic else 0
     per_aiv = sizes["UB"] * arch.aiv_per_aic if aiv else 0
-    return int(block_dim) * (per_aic + per_aiv)
+    scratch = tile_scratch_bytes(arch) if aic and block_dim else 0
+    return int(block_dim) * (per_aic + per_aiv) + scratch
 
 
 def placeholder(name: str, nbytes: int, dtype="uint8") -> GlobalTensor:
@@ -246,6 +257,7 @@ __all__ = [
     "available_memory",
     "check_footprint",
     "core_buffer_bytes",
+    "tile_scratch_bytes",
     "format_bytes",
     "memory_limit",
     "placeholder",

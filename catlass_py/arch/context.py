@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from catlass_py.arch.events import (
     CoreId,
     MemAccess,
@@ -72,6 +74,9 @@ class CoreContext:
         self._waits = 0  # waits issued so far (idem)
         self._touched: set = set()  # pipes that ran an instruction or took a wait (idem)
         self._extra_buffers: dict[str, LocalArena] = {}
+        #: the tile layer's per-core cache (strided views of this core's buffers, proved in bounds once per
+        #: tile geometry, and scratch arrays); dropped with the buffers when the launch ends
+        self.tile_cache: dict = {}
 
     # -- identity --------------------------------------------------------------------------------
     @property
@@ -139,6 +144,19 @@ class CoreContext:
             return self._launch.cube_l1(self.core.ai_core)
         return self.extra_buffer("L1", self.arch.buffer_sizes()["L1"])
 
+    def tile_scratch(self):
+        """The launch's scratch bytes for the tile layer's fast path (``arch.budget.tile_scratch_bytes``, counted
+        in a run's memory budget): one buffer shared by the launch's cores - one core runs at a time, and a tile
+        operation uses it only while it runs. A core outside a launch has its own."""
+        owner = self._launch if self._launch is not None else self
+        raw = getattr(owner, "_tile_scratch", None)
+        if raw is None:
+            from catlass_py.arch.budget import tile_scratch_bytes
+
+            raw = np.empty(tile_scratch_bytes(self.arch), np.uint8)
+            owner._tile_scratch = raw
+        return raw
+
     # -- events ----------------------------------------------------------------------------------
     def emit(self, pipe: Pipe, op: str, *, nbytes: int = 0, flops: int = 0, gm_reads=(), gm_writes=(), info=None,
              local_reads=(), local_writes=(), unit_flag: int = 0) -> None:
@@ -197,11 +215,16 @@ class CoreContext:
                     return
                 if edit.action == "swap_ids":
                     event_id = swap(event_id, edit.ids)
-        self._check_event(event, event_id)
-        seq = self.bus.next_seq()
-        self._events.setdefault((event, event_id), deque()).append(seq)
-        if self.bus.sync:
-            self.bus.publish(SetFlagEvent(seq, self.core, event, event_id))
+        if event.__class__ is not HardEvent or event_id.__class__ is not int or not 0 <= event_id < EVENT_ID_COUNT:
+            self._check_event(event, event_id)
+        bus = self.bus
+        bus._seq = seq = bus._seq + 1  # bus.next_seq(), inline on the hot path
+        q = self._events.get((event, event_id))
+        if q is None:
+            q = self._events[(event, event_id)] = deque()
+        q.append(seq)
+        if bus.sync:
+            bus.publish(SetFlagEvent(seq, self.core, event, event_id))
         if site is not None:
             ed.set_issued(seq, site, self, event.src)
 
@@ -222,7 +245,8 @@ class CoreContext:
         self._wait_flag(event, event_id, site)
 
     def _wait_flag(self, event: HardEvent, event_id: int, site) -> None:
-        self._check_event(event, event_id)
+        if event.__class__ is not HardEvent or event_id.__class__ is not int or not 0 <= event_id < EVENT_ID_COUNT:
+            self._check_event(event, event_id)
         q = self._events.get((event, event_id))
         if q:
             source = q.popleft()
@@ -234,8 +258,9 @@ class CoreContext:
             )
         else:
             source = 0
-        if self.bus.sync:
-            self.bus.publish(WaitFlagEvent(self.bus.next_seq(), self.core, event, event_id, source))
+        bus = self.bus
+        if bus.sync:
+            bus.publish(WaitFlagEvent(bus.next_seq(), self.core, event, event_id, source))
         if site is not None:
             self._editor.wait_consumed((source,), site, event.dst)
 
@@ -339,6 +364,7 @@ class CoreContext:
             res.ctx = None
         self.resource = None
         self._extra_buffers = {}
+        self.tile_cache = {}
         self._launch = self._editor = None
         self._delayed = []
         self._watch = []

@@ -64,7 +64,7 @@ class GlobalBuffer:
     refuses writes with :class:`OutOfBoundsError`; asking a virtual buffer for bytes raises :class:`NoDataError`.
     """
 
-    __slots__ = ("name", "_raw", "_nbytes", "_fill", "read_only", "id", "_host", "__weakref__")
+    __slots__ = ("name", "_raw", "_nbytes", "_fill", "read_only", "id", "_host", "_views", "__weakref__")
 
     def __init__(self, name: str, raw: np.ndarray | None, read_only: bool = False, host: np.ndarray | None = None,
                  *, nbytes: int | None = None, fill: int | None = None):
@@ -77,6 +77,7 @@ class GlobalBuffer:
         self.read_only = read_only
         self.id = next_buffer_id()
         self._host = host
+        self._views: dict = {}  # numpy dtype -> the whole buffer as that dtype (GlobalTensor.view)
 
     @classmethod
     def from_array(cls, array: np.ndarray, name: str, *, read_only: bool = False) -> "GlobalBuffer":
@@ -205,7 +206,19 @@ class GlobalTensor:
                 self.check(0, write=True)
         else:
             self.check(count, write=write)
-        return _typed(self.buffer.raw[self.byte_offset:], self.dtype, count)
+        dtype = self.dtype
+        if not dtype.packed:
+            npd = dtype.numpy
+            isz = npd.itemsize
+            if self.byte_offset % isz == 0:  # a slice of the cached whole-buffer view (the same elements)
+                buf = self.buffer
+                whole = buf._views.get(npd)
+                if whole is None:
+                    raw = buf.raw
+                    whole = buf._views[npd] = raw[: raw.size - raw.size % isz].view(npd)
+                start = self.byte_offset // isz
+                return whole[start:start + count]
+        return _typed(self.buffer.raw[self.byte_offset:], dtype, count)
 
     def access(self, start: int, length: int, stride: int = 0, count: int = 1) -> "MemAccess":
         """Describe touched elements ``count`` runs of ``length`` elements every ``stride`` elements from

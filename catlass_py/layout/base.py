@@ -332,6 +332,41 @@ def check_dtype(buf: np.ndarray, data: np.ndarray, name: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
+# single strided views: a whole region as one numpy view (the simulator's fast path)
+#
+# Every layout here places (r, c) at ``(r // s_r) * T_r + (r % s_r) * t_r + (c // s_c) * T_c + (c % s_c) * t_c``
+# (RowMajor and ColumnMajor with s = 1). Cutting the row index into digits at the fractal sizes of every layout
+# taking part (r = d0 * B0 + d1 * B1 + ... with B0 > B1 > ... > 1, each dividing the one before) makes the
+# offset linear in the digits for each of them, so a region whose extents are multiples of B0 is ONE strided
+# view of the same N-D shape in each layout: a copy between two layouts is one ``np.copyto``, an operand read
+# one cast. Regions that do not split (partial fractals, sizes that do not divide) keep the piecewise plans.
+
+
+def split_sizes(*fractal_sizes: int) -> tuple[int, ...] | None:
+    """The digit sizes ``(B0, B1, ..., 1)`` for fractal sides ``fractal_sizes`` (1 = no fractal), or None when
+    they do not form a divisibility chain."""
+    sizes = sorted({s for s in fractal_sizes if s > 1}, reverse=True)
+    for a, b in zip(sizes, sizes[1:]):
+        if a % b:
+            return None
+    return (*sizes, 1)
+
+
+def split_axis(extent: int, sizes: tuple[int, ...], axis: tuple[int, int, int]):
+    """``(shape, element strides)`` of one logical axis of ``extent`` cut at ``sizes`` in a layout whose axis
+    is ``(s, T, t)`` (see :meth:`MatrixLayout.linear_axes`), or None when ``extent`` is not a multiple of the
+    largest size not beyond it (a region ending inside a fractal, past its first)."""
+    if sizes[0] > extent:  # digits at sizes beyond the extent are always 0: drop them
+        sizes = tuple(b for b in sizes if b <= extent) or (1,)
+    if extent % sizes[0]:
+        return None
+    s, big, small = axis
+    shape = (extent // sizes[0], *(a // b for a, b in zip(sizes, sizes[1:])))
+    strides = tuple((b // s) * big if b >= s else b * small for b in sizes)
+    return shape, strides
+
+
+# ---------------------------------------------------------------------------------------------------
 # 2-D logical layouts
 
 
@@ -397,6 +432,12 @@ class MatrixLayout(Layout):
 
     def _pieces(self, rows: int, cols: int) -> list:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def linear_axes(self):
+        """``((s_r, T_r, t_r), (s_c, T_c, t_c))`` with ``offset(r, c) = (r // s_r) * T_r + (r % s_r) * t_r +
+        (c // s_c) * T_c + (c % s_c) * t_c``, or None for a layout that is not of that form (see
+        :func:`split_axis`)."""
+        return None
 
     def _region(self, rows, cols) -> tuple[int, int]:
         if rows is None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from catlass_py.errors import ArgumentError
-from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.numerics.dtypes import DType, get_dtype
 
 from .base import MatrixLayout, as_coord, as_positive, as_size, as_sizes, ceil_div, round_up
 
@@ -104,8 +104,9 @@ class FractalLayout(MatrixLayout):
         For zZ and nN CATLASS keeps only the fractal terms (it is called on fractal corners only);
         here the full formula gives the true address of every element.
         """
-        row = as_coord("row", row)
-        col = as_coord("col", col)
+        if type(row) is not int or type(col) is not int or row < 0 or col < 0:
+            row = as_coord("row", row)
+            col = as_coord("col", col)
         s0, _, s2, _ = self.shape
         t0, t1, t2, t3 = self.stride
         if type(row) is int and type(col) is int:
@@ -116,14 +117,20 @@ class FractalLayout(MatrixLayout):
 
     def get_tile_layout(self, rows, cols):
         """CATLASS ``GetTileLayout``: same strides, shape ``(s0, ceil(rows/s0), s2, ceil(cols/s2))``."""
-        rows = as_size("rows", rows)
-        cols = as_size("cols", cols)
+        if type(rows) is not int or type(cols) is not int or rows < 0 or cols < 0:
+            rows = as_size("rows", rows)
+            cols = as_size("cols", cols)
         s0, _, s2, _ = self.shape
-        return type(self)._new(rows, cols, (s0, ceil_div(rows, s0), s2, ceil_div(cols, s2)), self.stride)
+        return type(self)._new(rows, cols, (s0, -(-rows // s0), s2, -(-cols // s2)), self.stride)
 
     def _pieces(self, rows, cols):
         s0, _, s2, _ = self.shape
         return fractal_pieces(rows, cols, s0, s2, *self.stride)
+
+    def linear_axes(self):
+        s0, _, s2, _ = self.shape
+        t0, t1, t2, t3 = self.stride
+        return ((s0, t1, t0), (s2, t3, t2))
 
     # -- factories ------------------------------------------------------------------------------
 
@@ -178,8 +185,18 @@ def _check_shape(name, rows, cols, shape):
         )
 
 
+_C0: dict = {}  # dtype name -> C0
+
+
 def _fractal_of(dtype, inner_rows_is_16: bool):
-    c0 = get_dtype(dtype).c0
+    if type(dtype) is DType:
+        c0 = dtype.c0
+    else:
+        c0 = _C0.get(dtype) if type(dtype) is str else None
+        if c0 is None:
+            c0 = get_dtype(dtype).c0  # raises for anything that is not a dtype
+            if type(dtype) is str:
+                _C0[dtype] = c0
     return (C0_NUM_PER_FRACTAL, c0) if inner_rows_is_16 else (c0, C0_NUM_PER_FRACTAL)
 
 

@@ -12,6 +12,9 @@ from catlass_py.numerics.dtypes import get_dtype
 from .base import MatrixLayout, as_coord, as_size, round_up
 
 _FP4_NAMES = frozenset({"float4_e2m1fn", "float4_e1m2"})
+# get_tile_layout's results (immutable values) by (kind, rows, cols, ldm): kernels cut the same tiles again and
+# again on every core
+_TILES: dict = {}
 
 
 def _check_ldm(cls_name: str, ldm: int, inner: int, inner_name: str, outer: int) -> None:
@@ -61,16 +64,29 @@ class RowMajor(MatrixLayout):
 
     def offset(self, row, col):
         """CATLASS ``GetOffset``: ``row * ldm + col``; ints give an int, arrays an int64 array."""
-        row = as_coord("row", row)
-        col = as_coord("col", col)
+        if type(row) is not int or type(col) is not int or row < 0 or col < 0:
+            row = as_coord("row", row)
+            col = as_coord("col", col)
         return row * self.stride[0] + col
 
     def get_tile_layout(self, rows, cols) -> RowMajor:
         """CATLASS ``GetTileLayout``: a ``rows x cols`` RowMajor with the same ``ldm``."""
-        return RowMajor(rows, cols, self.stride[0])
+        ldm = self.stride[0]
+        if type(rows) is int and type(cols) is int and 0 <= cols <= ldm and 0 <= rows:  # valid: skip the checks
+            key = ("RM", rows, cols, ldm)
+            hit = _TILES.get(key)
+            if hit is None:
+                if len(_TILES) >= 4096:
+                    _TILES.clear()
+                hit = _TILES[key] = RowMajor._new(rows, cols, (rows, cols), self.stride)
+            return hit
+        return RowMajor(rows, cols, ldm)
 
     def _pieces(self, rows, cols):
         return [((rows, cols), 0, (self.stride[0], 1), 0, (cols, 1))]
+
+    def linear_axes(self):
+        return ((1, self.stride[0], 0), (1, 1, 0))
 
     @classmethod
     def make_layout(cls, dtype, rows, cols) -> RowMajor:
@@ -136,16 +152,29 @@ class ColumnMajor(MatrixLayout):
 
     def offset(self, row, col):
         """CATLASS ``GetOffset``: ``row + col * ldm``; ints give an int, arrays an int64 array."""
-        row = as_coord("row", row)
-        col = as_coord("col", col)
+        if type(row) is not int or type(col) is not int or row < 0 or col < 0:
+            row = as_coord("row", row)
+            col = as_coord("col", col)
         return row + col * self.stride[1]
 
     def get_tile_layout(self, rows, cols) -> ColumnMajor:
         """CATLASS ``GetTileLayout``: a ``rows x cols`` ColumnMajor with the same ``ldm``."""
-        return ColumnMajor(rows, cols, self.stride[1])
+        ldm = self.stride[1]
+        if type(rows) is int and type(cols) is int and 0 <= rows <= ldm and 0 <= cols:  # valid: skip the checks
+            key = ("CM", rows, cols, ldm)
+            hit = _TILES.get(key)
+            if hit is None:
+                if len(_TILES) >= 4096:
+                    _TILES.clear()
+                hit = _TILES[key] = ColumnMajor._new(rows, cols, (rows, cols), self.stride)
+            return hit
+        return ColumnMajor(rows, cols, ldm)
 
     def _pieces(self, rows, cols):
         return [((rows, cols), 0, (1, self.stride[1]), 0, (cols, 1))]
+
+    def linear_axes(self):
+        return ((1, 1, 0), (1, self.stride[1], 0))
 
     @classmethod
     def make_layout(cls, dtype, rows, cols) -> ColumnMajor:

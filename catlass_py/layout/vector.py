@@ -23,6 +23,9 @@ from .base import (
 )
 
 
+_TILES: dict = {}  # get_tile_layout's results by (size, stride)
+
+
 class VectorLayout(Layout):
     """CATLASS ``layout::VectorLayout``: ``size`` elements, element ``i`` at offset ``i * stride``.
 
@@ -62,11 +65,22 @@ class VectorLayout(Layout):
 
     def offset(self, index):
         """CATLASS ``GetOffset``: ``index * stride``; an int gives an int, an array an int64 array."""
-        return as_coord("index", index) * self.stride[0]
+        if type(index) is not int or index < 0:
+            index = as_coord("index", index)
+        return index * self.stride[0]
 
     def get_tile_layout(self, size) -> VectorLayout:
         """CATLASS ``GetTileLayout``: ``size`` elements with the same stride."""
-        return VectorLayout(size, self.stride[0])
+        stride = self.stride[0]
+        if type(size) is int and size >= 0:  # valid: a shared value
+            key = (size, stride)
+            hit = _TILES.get(key)
+            if hit is None:
+                if len(_TILES) >= 4096:
+                    _TILES.clear()
+                hit = _TILES[key] = VectorLayout(size, stride)
+            return hit
+        return VectorLayout(size, stride)
 
     @classmethod
     def make_layout(cls, dtype, size) -> VectorLayout:

@@ -19,6 +19,7 @@ from catlass_py.gemm.helper import l1_type as _l1_type
 from catlass_py.layout import ColumnMajor, PaddingColumnMajor, PaddingRowMajor, RowMajor, nZ, zN
 from catlass_py.tile._region import (
     gm_check,
+    gm_local_copy,
     gm_read,
     gm_region_access,
     local_check,
@@ -80,13 +81,20 @@ class CopyGmToL1:
             layout_src = ColumnMajor(rows, cols, layout_src.stride[2])
         _fits(layout_dst, rows, cols, what)
         compute = dst.computes
-        data, shape, dmas, read = self._gather(src, layout_src, rows, cols, what, compute)
-        # The zero fill of the last 32-byte chunk may reach into the layout's padding columns.
-        layout_l1 = layout_dst.get_tile_layout(*shape)
-        if compute:
-            local_write(dst, layout_l1, data, what)
-        else:  # timing-only: the same checks, no bytes
-            local_check(dst, layout_l1, *shape, what, write=True)
+        if compute and self._whole_chunks(layout_src, rows, cols):
+            # No zero fill: the tile moves as is, GM view -> L1 view in one copy when both are single views.
+            _, shape, dmas, read = self._gather(src, layout_src, rows, cols, what, False)
+            layout_l1 = layout_dst.get_tile_layout(*shape)
+            if not gm_local_copy(dst, layout_l1, src, layout_src, rows, cols, to_gm=False):
+                local_write(dst, layout_l1, self._gather(src, layout_src, rows, cols, what)[0], what)
+        else:
+            data, shape, dmas, read = self._gather(src, layout_src, rows, cols, what, compute)
+            # The zero fill of the last 32-byte chunk may reach into the layout's padding columns.
+            layout_l1 = layout_dst.get_tile_layout(*shape)
+            if compute:
+                local_write(dst, layout_l1, data, what)
+            else:  # timing-only: the same checks, no bytes
+                local_check(dst, layout_l1, *shape, what, write=True)
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
             read_layout, read_rows, read_cols = read
@@ -97,6 +105,15 @@ class CopyGmToL1:
                 local_writes=region_access(dst, layout_l1, *shape),
                 info={"rows": rows, "cols": cols, "dmas": dmas},
             )
+
+    def _whole_chunks(self, layout_src, rows: int, cols: int) -> bool:
+        """Whether the copy is the plain ND->NZ (DN->ZN) DMA of a tile of whole 32-byte chunks (nothing to
+        zero-fill): the region lands in L1 exactly as it is in GM."""
+        if layout_src.__class__ is RowMajor:
+            return rows > 0 and cols > 0 and cols % self.c0 == 0
+        if layout_src.__class__ is ColumnMajor:
+            return rows > 0 and cols > 0 and rows % self.c0 == 0
+        return False
 
     def _gather(self, src, layout_src, rows, cols, what, compute=True) -> tuple:
         """``(data, shape, dmas, read)``: the region as it lands in L1 (with the zero fill; None when not
@@ -147,6 +164,9 @@ class CopyGmToL1GMMPTD(CopyGmToL1):
         if gm_type.layout is not RowMajor:
             raise ConfigError(f"CopyGmToL1GMMPTD copies RowMajor operands only, got {gm_type.layout.__name__}")
         super().__init__(arch, gm_type, l1_type)
+
+    def _whole_chunks(self, layout_src, rows: int, cols: int) -> bool:
+        return rows != 1 and super()._whole_chunks(layout_src, rows, cols)  # a single row has its own DMA
 
     def _gather(self, src, layout_src, rows, cols, what, compute=True):
         if rows == 1 and cols > 0:

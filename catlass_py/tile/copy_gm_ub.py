@@ -15,6 +15,7 @@ from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.tile._region import (
     gm_check,
+    gm_local_copy,
     gm_read,
     gm_region_access,
     gm_write,
@@ -80,7 +81,8 @@ class CopyGm2Ub:
             rows, cols = layout_src.rows, layout_src.cols
             if rows and cols:
                 if compute:
-                    local_write(dst, layout_dst, gm_read(src, layout_src, rows, cols, "CopyGm2Ub"), "CopyGm2Ub")
+                    if not gm_local_copy(dst, layout_dst, src, layout_src, rows, cols, to_gm=False):
+                        local_write(dst, layout_dst, gm_read(src, layout_src, rows, cols, "CopyGm2Ub"), "CopyGm2Ub")
                 else:
                     gm_check(src, layout_src, rows, cols, "CopyGm2Ub")
                     local_check(dst, layout_dst, rows, cols, "CopyGm2Ub", write=True)
@@ -123,7 +125,8 @@ class CopyUb2Gm:
             rows, cols = layout_dst.rows, layout_dst.cols
             if rows and cols:
                 if compute:
-                    gm_write(dst, layout_dst, local_read(src, layout_src, rows, cols, "CopyUb2Gm"), "CopyUb2Gm")
+                    if not gm_local_copy(src, layout_src, dst, layout_dst, rows, cols, to_gm=True):
+                        gm_write(dst, layout_dst, local_read(src, layout_src, rows, cols, "CopyUb2Gm"), "CopyUb2Gm")
                 else:
                     local_check(src, layout_src, rows, cols, "CopyUb2Gm")
                     gm_check(dst, layout_dst, rows, cols, "CopyUb2Gm", write=True)

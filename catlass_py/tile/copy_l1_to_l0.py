@@ -16,7 +16,14 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import l0a_layout, l0b_layout
 from catlass_py.layout import nZ, zN
-from catlass_py.tile._region import local_check, local_read, local_write, region_access
+from catlass_py.tile._region import (
+    local_check,
+    local_check_once,
+    local_copy,
+    local_read,
+    local_write,
+    region_access,
+)
 
 
 class _CopyL1ToL0:
@@ -31,17 +38,30 @@ class _CopyL1ToL0:
             raise ConfigError(f"{self.op_name}: L1 layout {l1_type.layout.__name__} is not supported (use {names})")
         self.layout_src = l1_type.layout
         self.layout_dst = l0_layout
+        self._wide: dict = {}  # L0 tile layout -> (the layout widened to whole fractals, rows, cols)
 
-    def __call__(self, dst: LocalTensor, src: LocalTensor, layout_dst, layout_src) -> None:
+    def __call__(self, dst: LocalTensor, src: LocalTensor, layout_dst, layout_src, *, data: bool = True) -> None:
         """Load the tile described by ``layout_dst`` (its rows x cols, padded to whole fractals) from
-        ``src``, which points at the tile origin inside an L1 buffer laid out as ``layout_src``."""
+        ``src``, which points at the tile origin inside an L1 buffer laid out as ``layout_src``.
+
+        ``data=False`` (a simulator switch, used by a block that computes the L1 tile's product in one piece:
+        ``BlockMmadInstance.mmad_l1_tile``): the instruction, its event and its checks, without moving bytes."""
         if not isinstance(layout_dst, self.layout_dst):
             raise ConfigError(f"{self.op_name}: destination layout must be {self.layout_dst.__name__}, got {layout_dst!r}")
-        rows, cols = layout_dst.padded_shape
-        # Whole fractals move: address the padding too by widening the destination to its padded shape.
-        layout_l0 = layout_dst.get_tile_layout(rows, cols)
-        if dst.computes:
-            local_write(dst, layout_l0, local_read(src, layout_src, rows, cols, self.op_name), self.op_name)
+        wide = self._wide.get(layout_dst)
+        if wide is None:
+            rows, cols = layout_dst.padded_shape
+            # Whole fractals move: address the padding too by widening the destination to its padded shape.
+            if len(self._wide) >= 1024:
+                self._wide.clear()
+            wide = self._wide[layout_dst] = (layout_dst.get_tile_layout(rows, cols), rows, cols)
+        layout_l0, rows, cols = wide
+        if data and dst.computes:
+            if not local_copy(dst, layout_l0, src, layout_src, rows, cols):
+                local_write(dst, layout_l0, local_read(src, layout_src, rows, cols, self.op_name), self.op_name)
+        elif not data:  # the block computes the tile's product itself: the same checks, proved once per geometry
+            local_check_once(src, layout_src, rows, cols, self.op_name)
+            local_check_once(dst, layout_l0, rows, cols, self.op_name, write=True)
         else:  # timing-only: the same checks, no bytes
             local_check(src, layout_src, rows, cols, self.op_name)
             local_check(dst, layout_l0, rows, cols, self.op_name, write=True)

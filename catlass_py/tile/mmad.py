@@ -19,12 +19,19 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import element_accumulator, l0a_layout, l0b_layout
 from catlass_py.layout import L0C
+from catlass_py.layout.base import MatrixLayout
 from catlass_py.tile._region import (
+    _MISSING,
+    _cache_of,
     local_accumulate,
     local_check,
+    local_check_once,
     local_read,
     local_write,
+    column_inner,
+    operand_view,
     region_access,
+    scratch,
     span_access,
 )
 
@@ -60,17 +67,34 @@ class TileMmad:
         self.layout_b = l0b_layout(self.arch)
 
     def __call__(self, l0c: LocalTensor, l0a: LocalTensor, l0b: LocalTensor, m: int, n: int, k: int,
-                 init_c: bool = True, unit_flag: int = 0, *, bias: LocalTensor | None = None) -> None:
+                 init_c: bool = True, unit_flag: int = 0, *, bias: LocalTensor | None = None,
+                 valid_m: int | None = None, data: bool = True, l1_plan=None, l1_init: bool = False) -> None:
         """Issue one Mmad. With ``bias`` (a BT tensor of n accumulator-typed values) C starts from the bias
-        row broadcast instead of zero (CATLASS's bias overload)."""
+        row broadcast instead of zero (CATLASS's bias overload).
+
+        ``valid_m`` (a simulator hint, no hardware field): only the first ``valid_m`` rows of C will ever be read
+        back (the block stores that many; the rest are padding up to the 16-row fractal). The instruction, its
+        event and its checks are those of the whole m x n x k Mmad; the data work of an exact integer product
+        may then stop at those rows (at most 16, else the next multiple of 16), leaving the padding rows of L0C
+        stale. ``data=False`` (a simulator switch, see ``BlockMmadInstance.mmad_l1_tile``): the instruction, its
+        event and its checks, without the data work; the last Mmad of such an L1 tile runs the tile's whole
+        product instead (``l1_plan`` from :meth:`l1_product`, starting the accumulator when ``l1_init``), so that
+        L0C changes inside an Mmad that declares writing it."""
         limit = self.arch.mmad_max_mnk
         if not (0 <= m <= limit and 0 <= n <= limit and 0 <= k <= limit):
             raise ConfigError(f"TileMmad: m, n, k must be in 0..{limit}, got m={m}, n={n}, k={k}")
         if m == 0 or n == 0:
             return
         layout_a, layout_b, layout_c = self._layouts(m, n, k)
-        if l0c.computes:
-            self._compute(l0c, l0a, l0b, m, n, k, init_c, bias, layout_a, layout_b, layout_c)
+        if data and l0c.computes:
+            self._compute(l0c, l0a, l0b, m, n, k, init_c, bias, layout_a, layout_b, layout_c, valid_m)
+        elif not data and bias is None:  # the block computes the product itself: the same checks, proved once
+            if k:
+                local_check_once(l0a, layout_a, m, k, "TileMmad (A)")
+                local_check_once(l0b, layout_b, k, n, "TileMmad (B)")
+            local_check_once(l0c, layout_c, m, n, "TileMmad (C)", write=True)
+            if l1_plan is not None:
+                self._run(l1_plan, l1_init)
         else:  # timing-only: the same checks, no bytes
             self._check_only(l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, bias)
         ctx = l0c.ctx
@@ -86,8 +110,16 @@ class TileMmad:
                      local_reads=reads, local_writes=c_region, unit_flag=unit_flag,
                      info={"m": m, "n": n, "k": k, "init_c": init_c, "dtype": self.element_a.name})
 
-    def _compute(self, l0c, l0a, l0b, m, n, k, init_c, bias, layout_a, layout_b, layout_c) -> None:
+    def _compute(self, l0c, l0a, l0b, m, n, k, init_c, bias, layout_a, layout_b, layout_c, valid_m=None) -> None:
         """The Mmad's data work: C = A @ B (or C += A @ B, or C = bias + A @ B) in L0C."""
+        if bias is None and k:
+            rows = m
+            # Rows nobody reads back: an exact integer product computes the rest only (a float product keeps the
+            # whole m rows, so that BLAS takes the same path and rounds the same way).
+            if valid_m is not None and 0 <= valid_m < m and self.element_acc.kind == "int":
+                rows = max(1, valid_m) if valid_m <= 16 else min(m, -(-valid_m // 16) * 16)
+            if self._fast(l0c, l0a, l0b, m, n, k, init_c, layout_a, layout_b, layout_c, rows):
+                return
         if k == 0:
             acc = None
         else:
@@ -106,6 +138,102 @@ class TileMmad:
             else:
                 c = np.zeros((m, n), acc_t) if acc is None else acc.astype(acc_t, copy=False)
             local_write(l0c, layout_c, c, "TileMmad (C)")
+
+    def _fast(self, l0c, l0a, l0b, m, n, k, init_c, layout_a, layout_b, layout_c, rows=None) -> bool:
+        """:meth:`_compute` without bias when A, B and C are single strided views of whole fractals: A and B
+        cast straight from L0A/L0B into the per-core scratch operands of the BLAS product, the product cast
+        (or added, wrapping in int32) straight into L0C - the same values as the piecewise path, without its
+        intermediate copies. The views are proved in bounds once per geometry (``_region.operand_view``);
+        False when they do not exist, and the caller takes the piecewise path (which reports any error)."""
+        cache = _cache_of(l0c)
+        if cache is None:
+            return False
+        if rows is None:
+            rows = m
+        key = ("mmad", id(self), l0c.arena.id, l0c.byte_offset, l0c.count, l0a.arena.id, l0a.byte_offset,
+               l0a.count, l0b.arena.id, l0b.byte_offset, l0b.count, m, n, k, rows)
+        plan = cache.get(key, _MISSING)
+        if plan is _MISSING:
+            plan = cache[key] = self._fast_plan(l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, rows)
+        if plan is None:
+            return False
+        self._run(plan, init_c)
+        return True
+
+    def l1_product(self, l0c: LocalTensor, l1a: LocalTensor, layout_l1a, l1b: LocalTensor, layout_l1b, m: int,
+                   n: int, k: int, valid_m: int | None = None):
+        """A plan computing, in one product, what the Mmads of one L1 tile leave in the m x n accumulator at
+        ``l0c``: ``C[0:m, 0:n] (+)= A[0:m, 0:k] @ B[0:k, 0:n]`` with A and B read straight from their L1 tiles
+        (``layout_l1a``, ``layout_l1b``), for a block that issues the tile's L1 -> L0 loads and Mmads with
+        ``data=False`` (same instructions, events and checks), the last of those Mmads running the plan.
+        Exact integer products only: any grouping of K gives the same int32 sums (float32 partial sums stay
+        exact up to K = 1024, float64 beyond). None when the regions are not single views in bounds."""
+        if self.element_acc.kind != "int" or not k or not m or not n:
+            return None
+        cache = _cache_of(l0c)
+        if cache is None:
+            return None
+        rows = m
+        if valid_m is not None and 0 <= valid_m < m:
+            rows = max(1, valid_m) if valid_m <= 16 else min(m, -(-valid_m // 16) * 16)
+        key = ("l1 product", id(self), l0c.arena.id, l0c.byte_offset, l0c.count, l1a.arena.id, l1a.byte_offset,
+               l1a.count, layout_l1a.__class__, layout_l1a._key(), l1b.arena.id, l1b.byte_offset, l1b.count,
+               layout_l1b.__class__, layout_l1b._key(), m, n, k, rows)
+        plan = cache.get(key, _MISSING)
+        if plan is _MISSING:
+            layout_c = self._layouts(m, n, k)[2]
+            plan = cache[key] = self._fast_plan(l0c, l1a, l1b, m, n, k, layout_l1a, layout_l1b, layout_c, rows)
+        return plan
+
+    @staticmethod
+    def _run(plan, init_c: bool) -> None:
+        av, bv, cv, a2, b2, c2, a_in, b_in, c_out, i_out = plan
+        np.copyto(a_in, av, casting="unsafe")
+        np.copyto(b_in, bv, casting="unsafe")
+        np.matmul(a2, b2, out=c2)
+        if init_c:
+            np.copyto(cv, c_out, casting="unsafe")  # exact: integral products below 2**27, or fp32 -> fp32
+        elif i_out is None:
+            np.add(cv, c_out, out=cv)
+        else:  # C += A @ B in int32, wrapping modulo 2**32 like the cube's accumulator
+            np.copyto(i_out, c_out, casting="unsafe")
+            np.add(cv, i_out, out=cv)
+
+    def _fast_plan(self, l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, rows):
+        """Views of the first ``rows`` rows of A and C (the whole m x k and k x n regions are proved in bounds
+        first) and of B, and the scratch operands; None when any is not a single view."""
+        if (l0a.arena.ctx is not l0c.arena.ctx or l0b.arena.ctx is not l0c.arena.ctx
+                or l0a.dtype is not self.element_a or l0b.dtype is not self.element_b
+                or l0c.dtype is not self.element_acc or not isinstance(layout_a, MatrixLayout)
+                or not isinstance(layout_b, MatrixLayout)):
+            return None
+        acc_int = self.element_acc.kind == "int"
+        # An exact integer product may read B transposed (any summation order gives the same integers): from a
+        # layout whose fractal columns are contiguous (nZ) that cast reads memory in order. Float products keep
+        # the row-major B of the piecewise path, so that BLAS sums in the same order.
+        b_t = acc_int and column_inner(layout_b)
+        if rows != m and (operand_view(l0a, layout_a, m, k) is None or operand_view(l0c, layout_c, m, n) is None):
+            return None  # the whole instruction's regions, checked as the piecewise path would
+        av = operand_view(l0a, layout_a, rows, k)
+        bv = operand_view(l0b, layout_b, k, n, transpose=b_t)
+        cv = operand_view(l0c, layout_c, rows, n)
+        if av is None or bv is None or cv is None:
+            return None
+        if acc_int:
+            bits = max(self.element_a.numpy.itemsize, self.element_b.numpy.itemsize) * 8
+            ftype = np.float32 if k <= _EXACT_F32_K.get(bits, 0) else np.float64
+        else:
+            ftype = np.float32
+        specs = [(ftype, (rows, k)), (ftype, (n, k) if b_t else (k, n)), (ftype, (rows, n))]
+        if acc_int:
+            specs.append((self.element_acc.numpy, (rows, n)))
+        arrays = scratch(l0c, specs)
+        if arrays is None:
+            return None
+        a2, b_in, c2 = arrays[:3]
+        i_out = arrays[3].reshape(cv.shape) if acc_int else None
+        return (av, bv, cv, a2, b_in.T if b_t else b_in, c2, a2.reshape(av.shape), b_in.reshape(bv.shape),
+                c2.reshape(cv.shape), i_out)
 
     def _check_only(self, l0c, l0a, l0b, m, n, k, layout_a, layout_b, layout_c, bias) -> None:
         """The capacity checks of the Mmad's reads and writes, without computing (timing-only runs)."""

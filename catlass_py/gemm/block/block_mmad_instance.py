@@ -15,6 +15,8 @@ from __future__ import annotations
 from catlass_py.arch.pipes import HardEvent
 from catlass_py.gemm.coord import ceil_div
 from catlass_py.lifetime import CloseOnExit
+from catlass_py.tile.copy_l1_to_l0 import CopyL1ToL0A, CopyL1ToL0B
+from catlass_py.tile.mmad import TileMmad
 
 
 def carve_stages(buf, element, first_byte: int, stage_bytes: int, stages: int) -> list:
@@ -71,7 +73,7 @@ class BlockMmadInstance(CloseOnExit):
 
     # -- L1 -> L0A/L0B -> Mmad ---------------------------------------------------------------------
     def mmad_l1_tile(self, lid: int, k_actual: int, m_round: int, n_round: int, l0c, layout_c_in_l0,
-                     first_k_tile: bool, last_k_tile: bool) -> None:
+                     first_k_tile: bool, last_k_tile: bool, m_actual: int | None = None) -> None:
         """Multiply the K tile in L1 stage ``lid`` into ``l0c`` (CATLASS ``L1TileMmad`` / the body of the K loop).
 
         For each L0 M part and K part, L1 A -> the next L0A stage; inside, for each N part, L1 B -> the next
@@ -79,6 +81,9 @@ class BlockMmadInstance(CloseOnExit):
         (MTE1_MTE2) after its last; each L0 stage is awaited (M_MTE1) before it is written and freed after
         its Mmad. The accumulator starts from zero on the first K part of the block (``first_k_tile``); with
         the unit flag, the last Mmad of the block (``last_k_tile``) closes it (0b11, else 0b10).
+
+        ``m_actual``: the block's real rows (``m_round`` rounds them up to the fractal), when only those are
+        stored: the Mmads may then skip the data work of the padding rows (``TileMmad``'s ``valid_m``).
         """
         spec, ctx = self.spec, self.ctx
         l0 = spec.l0_tile_shape
@@ -87,17 +92,21 @@ class BlockMmadInstance(CloseOnExit):
         m_loops = ceil_div(m_round, l0.m)
         n_loops = ceil_div(n_round, l0.n)
         k_loops = ceil_div(k_actual, l0.k)
+        fused = self._fused_product(l1a, l1b, k_actual, m_round, n_round, l0c, m_loops, n_loops, k_loops, m_actual)
+        data = fused is None
         for mi in range(m_loops):
             m_part = part_len(mi, m_loops, m_round, l0.m)
+            self._valid_m = None if m_actual is None else min(m_part, max(0, m_actual - mi * l0.m))
             for ki in range(k_loops):
                 k_part = part_len(ki, k_loops, k_actual, l0.k)
                 l0a = self.l0a[self.l0a_list_id]
                 ctx.wait_flag(HardEvent.M_MTE1, self.l0a_event[self.l0a_list_id])
                 if mi == 0 and ki == 0:
                     ctx.wait_flag(HardEvent.MTE2_MTE1, self.l1a_event[lid])
-                spec.tile_copy.copy_l1_to_l0a(l0a, l1a[spec.l1a_layout.offset(mi * l0.m, ki * l0.k)],
-                                              spec.layout_a_in_l0.make_layout(spec.element_a, m_part, k_part),
-                                              spec.l1a_layout)
+                copy_a = spec.tile_copy.copy_l1_to_l0a
+                args = (l0a, l1a[spec.l1a_layout.offset(mi * l0.m, ki * l0.k)],
+                        spec.layout_a_in_l0.make_layout(spec.element_a, m_part, k_part), spec.l1a_layout)
+                copy_a(*args) if data else copy_a(*args, data=False)
                 if mi == m_loops - 1 and ki == k_loops - 1:
                     ctx.set_flag(HardEvent.MTE1_MTE2, self.l1a_event[lid])
                 for ni in range(n_loops):
@@ -106,9 +115,10 @@ class BlockMmadInstance(CloseOnExit):
                     ctx.wait_flag(HardEvent.M_MTE1, self.l0b_event[self.l0b_list_id])
                     if ki == 0 and ni == 0:
                         ctx.wait_flag(HardEvent.MTE2_MTE1, self.l1b_event[lid])
-                    spec.tile_copy.copy_l1_to_l0b(l0b, l1b[spec.l1b_layout.offset(ki * l0.k, ni * l0.n)],
-                                                  spec.layout_b_in_l0.make_layout(spec.element_b, k_part, n_part),
-                                                  spec.l1b_layout)
+                    copy_b = spec.tile_copy.copy_l1_to_l0b
+                    args = (l0b, l1b[spec.l1b_layout.offset(ki * l0.k, ni * l0.n)],
+                            spec.layout_b_in_l0.make_layout(spec.element_b, k_part, n_part), spec.l1b_layout)
+                    copy_b(*args) if data else copy_b(*args, data=False)
                     if ki == k_loops - 1 and ni == n_loops - 1:
                         ctx.set_flag(HardEvent.MTE1_MTE2, self.l1b_event[lid])
                     init_c = first_k_tile and ki == 0
@@ -121,19 +131,51 @@ class BlockMmadInstance(CloseOnExit):
                     if unit_flag:
                         last = last_k_tile and mi == m_loops - 1 and ki == k_loops - 1 and ni == n_loops - 1
                         flag = 0b11 if last else 0b10
-                    self.mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, flag)
+                    if data:
+                        self.mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, flag)
+                    elif ki == k_loops - 1:  # the tile's last Mmad computes the whole tile (one M and N part)
+                        spec.tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, flag, data=False,
+                                       l1_plan=fused, l1_init=first_k_tile)
+                    else:
+                        spec.tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, flag, data=False)
                     ctx.set_flag(HardEvent.M_MTE1, self.l0b_event[self.l0b_list_id])
                     self.l0b_list_id = (self.l0b_list_id + 1) % self.l0b_stages
                 ctx.set_flag(HardEvent.M_MTE1, self.l0a_event[self.l0a_list_id])
                 self.l0a_list_id = (self.l0a_list_id + 1) % self.l0a_stages
 
+    def _fused_product(self, l1a, l1b, k_actual, m_round, n_round, l0c, m_loops, n_loops, k_loops, m_actual):
+        """The plan of :meth:`TileMmad.l1_product` when the L1 tile's data work can be one product: exact integer
+        Mmads (any grouping of K sums the same), one L0 M part and one N part (one accumulator region), the
+        standard L1 -> L0 loads and TileMmad, no hook of this class overridden (bias blocks move BT and start
+        the accumulator from it), a computing core and no mutation being applied. Its Mmads and loads then run
+        with ``data=False``: the same instructions, events and checks; the last Mmad computes the whole tile
+        (L0C changes inside an instruction that declares writing it), L0A/L0B keep their old bytes (nothing but
+        these Mmads read them) and L0C gets the same values. None otherwise."""
+        spec, ctx = self.spec, self.ctx
+        tile_mmad, tile_copy = spec.tile_mmad, spec.tile_copy
+        if (m_loops != 1 or n_loops != 1 or k_loops < 1 or not ctx.numerics or ctx._editor is not None
+                or type(tile_mmad) is not TileMmad or tile_mmad.element_acc.kind != "int"
+                or type(tile_copy.copy_l1_to_l0a) is not CopyL1ToL0A or type(tile_copy.copy_l1_to_l0b) is not CopyL1ToL0B
+                or type(self).mmad is not BlockMmadInstance.mmad
+                or type(self).before_first_mmad is not BlockMmadInstance.before_first_mmad):
+            return None
+        valid = None if m_actual is None else min(m_round, max(0, m_actual))
+        return tile_mmad.l1_product(l0c, l1a, spec.l1a_layout, l1b, spec.l1b_layout, m_round, n_round, k_actual,
+                                    valid)
+
     def before_first_mmad(self, ni: int, n_loops: int, n_part: int) -> None:
         """Hook of :meth:`mmad_l1_tile`, before each Mmad that starts the accumulator (N part ``ni``):
         nothing here; the bias block moves the N part's bias to BT."""
 
+    _valid_m: int | None = None  # rows of the current L0 M part that are stored (see mmad_l1_tile's m_actual)
+
     def mmad(self, l0c_tile, l0a, l0b, m_part: int, n_part: int, k_part: int, init_c: bool, unit_flag: int) -> None:
         """Hook of :meth:`mmad_l1_tile`: one ``TileMmad`` (the bias block starts the accumulator from BT)."""
-        self.spec.tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, unit_flag)
+        tile_mmad = self.spec.tile_mmad
+        if self._valid_m is None or not isinstance(tile_mmad, TileMmad):  # the hint is TileMmad's own keyword
+            tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, unit_flag)
+        else:
+            tile_mmad(l0c_tile, l0a, l0b, m_part, n_part, k_part, init_c, unit_flag, valid_m=self._valid_m)
 
     # -- L0C -> GM ---------------------------------------------------------------------------------
     def store_l0c(self, gm_c, l0c, layout_c, layout_c_in_l0, event_id: int = 0, copy=None) -> None:

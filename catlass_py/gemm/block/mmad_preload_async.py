@@ -86,6 +86,7 @@ class _L1TileMmadParams:
     k_actual: int
     is_k_loop_first: bool
     is_k_loop_last: bool
+    m_actual: int | None = None  # the block's real rows (its fixpipe stores only those)
     gm_block_c: Any = None
     layout_c_in_gm: Any = None
     callback_before_fixpipe: Callable[[], None] | None = None
@@ -176,7 +177,7 @@ class _PreloadAsyncBlock(BlockMmadInstance):
             if len(self.queue) == p.preload_stages:
                 self._l1_tile_mmad(self.queue.popleft())
             last = k_loop == k_tiles - 1
-            params = _L1TileMmadParams(lid, m_round, n_round, k_actual, k_loop == 0, last)
+            params = _L1TileMmadParams(lid, m_round, n_round, k_actual, k_loop == 0, last, m)
             if last:
                 params.gm_block_c = gm_block_c
                 params.layout_c_in_gm = layout_c.get_tile_layout(m, n)
@@ -198,7 +199,7 @@ class _PreloadAsyncBlock(BlockMmadInstance):
         if not p.enable_unit_flag and prm.is_k_loop_first:
             ctx.wait_flag(HardEvent.FIX_M, self.l0c_event[self.l0c_list_id])
         self.mmad_l1_tile(prm.l1_list_id, prm.k_actual, prm.m_round, prm.n_round, l0c, layout_c_in_l0,
-                          prm.is_k_loop_first, prm.is_k_loop_last)
+                          prm.is_k_loop_first, prm.is_k_loop_last, prm.m_actual)
         if prm.is_k_loop_last:
             if prm.callback_before_fixpipe is not None:
                 prm.callback_before_fixpipe()

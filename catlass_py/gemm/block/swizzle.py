@@ -9,6 +9,9 @@ from catlass_py.gemm.coord import GemmCoord, MatrixCoord, ceil_div
 from catlass_py.integers import is_int
 
 
+_UPDATES: dict = {}  # GemmIdentityBlockSwizzle.update: (offset, direction, shape, tile, loops) -> scheduler
+
+
 @dataclass(frozen=True)
 class GemmIdentityBlockSwizzle:
     """CATLASS ``GemmIdentityBlockSwizzle<SwizzleOffset, SwizzleDirection>``.
@@ -35,11 +38,21 @@ class GemmIdentityBlockSwizzle:
 
     def update(self, problem_shape, tile_mn, loops_mn=None) -> "GemmIdentityBlockSwizzle":
         """Scheduler for ``problem_shape`` (m, n, k) cut into ``tile_mn`` blocks (CATLASS ``Update``)."""
+        key = (self.swizzle_offset, self.swizzle_direction, *problem_shape, *tile_mn,
+               *(() if loops_mn is None else loops_mn))
+        hit = _UPDATES.get(key)  # an immutable value: every core walking the same groups shares one
+        if hit is not None:
+            return hit
         shape = GemmCoord(*problem_shape)
         tile = MatrixCoord(*tile_mn)
         if loops_mn is None:
             loops_mn = MatrixCoord(ceil_div(shape.m, tile.row), ceil_div(shape.n, tile.column))
-        return GemmIdentityBlockSwizzle(self.swizzle_offset, self.swizzle_direction, shape, tile, MatrixCoord(*loops_mn))
+        made = GemmIdentityBlockSwizzle(self.swizzle_offset, self.swizzle_direction, shape, tile, MatrixCoord(*loops_mn))
+        if all(v.__class__ is int for v in key):  # kept only for plain ints (a hit then equals a fresh one)
+            if len(_UPDATES) >= 4096:
+                _UPDATES.clear()
+            _UPDATES[key] = made
+        return made
 
     def get_core_loops(self) -> int:
         """Number of blocks of the problem (``GetCoreLoops``)."""
