@@ -270,7 +270,14 @@ class _Launch:
         for r in live:
             r.sem.release()
         for r in live:
-            r.thread.join()
+            # join without a time limit; an injected exception a core swallowed (or one that met the thread
+            # outside Python code) is injected again every second until the thread ends
+            while True:
+                r.thread.join(1.0)
+                if not r.thread.is_alive():
+                    break
+                if not self.done.is_set() and r.state != "done":
+                    _inject_abort(r.thread)
 
     def release(self) -> None:
         """Drop everything the launch allocated or holds (core contexts, their buffers, the caller's params),

@@ -4,6 +4,7 @@ thread limit safely between threads."""
 
 import gc
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -98,6 +99,7 @@ _SPINNER = textwrap.dedent("""
     class Spin:  # a single core that never blocks on a flag
         def aic(self, ctx, p):
             a = np.ones((64, 64), np.float32)
+            print("spinning", flush=True)
             while True:
                 a = (a @ a) * (1.0 / 64)
 
@@ -121,18 +123,41 @@ _SPINNER = textwrap.dedent("""
 """)
 
 
+def _lines_with_deadline(proc, seconds: float):
+    """The child's stdout lines as they come, read on a thread; a line that does not come within ``seconds``
+    fails the test (the child is killed) instead of hanging the suite."""
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout] + [lines.put(None)],
+                     daemon=True).start()
+    seen = []
+
+    def next_line() -> list[str]:
+        try:
+            line = lines.get(timeout=seconds)
+        except queue.Empty:
+            proc.kill()
+            raise AssertionError(f"no line from the child within {seconds} s after {seen}") from None
+        assert line is not None, f"the child ended after {seen}"
+        seen.append(line.strip())
+        return line.split()
+
+    return next_line
+
+
 def test_ctrl_c_stops_a_core_that_never_blocks_and_leaves_no_thread():
     proc = subprocess.Popen([sys.executable, "-c", _SPINNER], stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(1.0)
+        next_line = _lines_with_deadline(proc, 120)
+        assert next_line() == ["ready"]
+        assert next_line() == ["spinning"]  # the core runs its endless loop
+        time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         # the spinning core never ends on its own: the launch returns and no thread is left only if the
         # interrupt stopped it
-        assert proc.stdout.readline().split()[0] == "interrupted"
-        assert proc.stdout.readline().split() == ["threads", "1"]
-        digest = proc.stdout.readline().split()
+        assert next_line()[0] == "interrupted"
+        assert next_line() == ["threads", "1"]
+        digest = next_line()
         proc.wait(timeout=30)
     finally:
         proc.kill()
