@@ -410,6 +410,75 @@ _mla.__name__ = _mla_fake.__name__ = "mla"
 mla = _register(_mla, _mla_fake)
 
 
+# -- the TLA examples (13, 14, 41, 42, 44, 45, 52): torch_catlass's *_tla ops, the same argument names ----------
+
+
+basic_matmul_tla = _plain("basic_matmul_tla", ops.basic_matmul_tla)
+
+
+def _optimized_tla(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
+                   transB: bool = False, coreNum: int = DEFAULT_CORES) -> Tensor:
+    _same_out("optimized_matmul_tla", mat1, outDType)
+    a, la = _a(mat1, transA)
+    b, lb = _a(mat2, transB)
+    return ops.optimized_matmul_tla(a, b, layout_a=la, layout_b=lb, core_num=coreNum)
+
+
+_optimized_tla.__name__ = "optimized_matmul_tla"
+optimized_matmul_tla = _register(_optimized_tla, _optimized_fake)
+
+
+def _strided(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
+             transB: bool = False, coreNum: int = DEFAULT_CORES) -> Tensor:
+    a, la = _a(mat1, transA)
+    b, lb = _a(mat2, transB)
+    return ops.strided_batched_matmul_tla(a, b, layout_a=la, layout_b=lb, out_dtype=_out(outDType), core_num=coreNum)
+
+
+_strided.__name__ = "strided_batched_matmul_tla"
+strided_batched_matmul_tla = _register(_strided, _batched_fake)
+
+
+def _quant_tla(name: str, op: Callable[..., Any]) -> Any:
+    """``D = float(mat1 @ mat2) * scale[col] * perTokenScale[row]`` in ``outDType`` (bf16 by default)."""
+
+    def impl(mat1: Tensor, mat2: Tensor, scale: Tensor, perTokenScale: Tensor,  # noqa: N803
+             outDType: torch.dtype | None = None, transA: bool = False, transB: bool = False,
+             coreNum: int = DEFAULT_CORES) -> Tensor:
+        a, la = _a(mat1, transA)
+        b, lb = _a(mat2, transB)
+        return op(a, b, scale, perTokenScale, layout_a=la, layout_b=lb, out_dtype=_out(outDType) or "bfloat16",
+                  core_num=coreNum)
+
+    def fake(mat1: Tensor, mat2: Tensor, scale: Tensor, perTokenScale: Tensor,  # noqa: N803
+             outDType: torch.dtype | None = None, transA: bool = False, transB: bool = False,
+             coreNum: int = DEFAULT_CORES) -> Tensor:
+        return mat1.new_empty((_mk(mat1, transA)[0], _n(mat2, transB)), dtype=outDType or torch.bfloat16)
+
+    impl.__name__ = fake.__name__ = name
+    return _register(impl, fake)
+
+
+quant_optimized_matmul_tla = _quant_tla("quant_optimized_matmul_tla", ops.quant_optimized_matmul_tla)
+quant_matmul_full_loadA_tla = _quant_tla("quant_matmul_full_loadA_tla",  # noqa: N816 - CATLASS's name
+                                         ops.quant_matmul_full_load_a_tla)
+quant_multi_core_splitk_matmul_tla = _quant_tla("quant_multi_core_splitk_matmul_tla",
+                                                ops.quant_multi_core_splitk_matmul_tla)
+
+
+def _sparse(mat1: Tensor, mat2: Tensor, coreNum: int = DEFAULT_CORES) -> Tensor:  # noqa: N803
+    """int8 ``mat1 @ mat2`` with ``mat2`` 4:2 structured-sparse along K (compressed on the host), int32 out."""
+    return ops.sparse_matmul_tla(mat1, mat2, core_num=coreNum)
+
+
+def _sparse_fake(mat1: Tensor, mat2: Tensor, coreNum: int = DEFAULT_CORES) -> Tensor:  # noqa: N803
+    return mat1.new_empty((mat1.shape[0], mat2.shape[1]), dtype=torch.int32)
+
+
+_sparse.__name__ = _sparse_fake.__name__ = "sparse_matmul_tla"
+sparse_matmul_tla = _register(_sparse, _sparse_fake)
+
+
 def registered() -> dict[str, Any]:
     """The registered custom ops by name (``torch.ops.catlass_py.<name>`` for each)."""
     return dict(_REGISTERED)
@@ -420,6 +489,7 @@ __all__ = [
     "NAMESPACE",
     "basic_matmul",
     "basic_matmul_preload_zN",
+    "basic_matmul_tla",
     "batched_matmul",
     "flash_attention_infer",
     "grouped_matmul",
@@ -435,10 +505,16 @@ __all__ = [
     "matmul_silu",
     "mla",
     "optimized_matmul",
+    "optimized_matmul_tla",
     "quant_matmul",
+    "quant_matmul_full_loadA_tla",
+    "quant_multi_core_splitk_matmul_tla",
+    "quant_optimized_matmul_tla",
     "registered",
     "single_core_splitk_matmul",
+    "sparse_matmul_tla",
     "splitk_matmul",
     "streamk_matmul",
+    "strided_batched_matmul_tla",
     "transpose_quant_batch_matmul",
 ]

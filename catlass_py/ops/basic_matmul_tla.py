@@ -9,7 +9,7 @@ from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.basic_matmul_tla import assemble, swizzle_for
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import op_options, parse_layout, validate_matmul_inputs
+from catlass_py.ops.operator import array_op, op_options, parse_layout, validate_matmul_inputs
 from catlass_py.tla import make_layout_tag
 
 
@@ -24,6 +24,7 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a="
 validate_inputs = validate_matmul_inputs  # the plain matmul's input rules
 
 
+@array_op
 def basic_matmul_tla(a, b, *, layout_a="row", layout_b="row", out_dtype=None, core_num: int = 24,
                      seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None,
                      return_report: bool = False, return_launch: bool = False, observers=(), kernel=None):

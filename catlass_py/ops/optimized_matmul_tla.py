@@ -11,7 +11,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel.optimized_matmul_tla import padding_layout, padding_workspace_len
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import check_core_num, check_extent, check_matmul_operands, op_options, parse_layout
+from catlass_py.ops.operator import array_op, check_core_num, check_extent, check_matmul_operands, op_options, parse_layout
 from catlass_py.tla import make_layout_tag
 
 
@@ -24,6 +24,7 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a: 
                     padding_b=padding_b, swizzle=swizzle)
 
 
+@array_op
 def optimized_matmul_tla(a, b, *, layout_a="row", layout_b="column", core_num: int = 24, seed: int | None = None,
                          arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,
                          return_launch: bool = False, observers=(), kernel=None):

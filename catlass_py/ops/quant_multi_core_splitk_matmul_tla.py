@@ -12,6 +12,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    array_op,
     as_array,
     check_core_num,
     check_positive,
@@ -59,6 +60,7 @@ def validate_inputs(a, b, scale, per_token_scale, core_num, arch) -> tuple[int, 
     return m, n, k
 
 
+@array_op
 def quant_multi_core_splitk_matmul_tla(a, b, scale, per_token_scale, *, layout_a="row", layout_b="column",
                                        out_dtype="bfloat16", core_num: int = 24, seed: int | None = None,
                                        arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,

@@ -13,7 +13,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel.optimized_matmul_tla import padding_layout, padding_workspace_len
 from catlass_py.kernel.quant_optimized_matmul_tla import OptimizedMmadArguments
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import op_options, parse_layout, parse_out_dtype
+from catlass_py.ops.operator import array_op, op_options, parse_layout, parse_out_dtype
 from catlass_py.ops.quant_multi_core_splitk_matmul_tla import validate_quant_inputs
 from catlass_py.tla import make_layout_tag
 
@@ -28,6 +28,7 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, layout_a: str = "RowMajor", layout_b
                     swizzle=swizzle, element_d=element_d, ub_stages=1 if element_d == "float32" else 2)
 
 
+@array_op
 def quant_optimized_matmul_tla(a, b, scale, per_token_scale, *, layout_a="row", layout_b="column",
                                out_dtype="bfloat16", core_num: int = 24, seed: int | None = None,
                                arch: ArchSpec | str = ATLAS_A2, options=None, return_report: bool = False,

@@ -17,7 +17,7 @@ from catlass_py.integers import is_int
 from catlass_py.kernel.strided_batched_matmul_tla import batched_layout
 from catlass_py.layout import RowMajor
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import as_array, check_core_num, check_extent, element_of, op_options, out_element
+from catlass_py.ops.operator import array_op, as_array, check_core_num, check_extent, element_of, op_options, out_element
 from catlass_py.ops.operator import parse_layout
 from catlass_py.virtual import is_virtual, virtual_array
 
@@ -72,6 +72,7 @@ def strided_view(flat: np.ndarray, layout) -> np.ndarray:
     return as_strided(flat, tuple(layout.shape), tuple(s * flat.itemsize for s in layout.stride), writeable=False)
 
 
+@array_op
 def strided_batched_matmul_tla(a, b, *, layout_a="row", layout_b="row", lda=None, ldb=None, ldc=None, stride_a=None,
                                stride_b=None, stride_c=None, out_dtype=None, core_num: int = 24,
                                seed: int | None = None, arch: ArchSpec | str = ATLAS_A2, options=None,

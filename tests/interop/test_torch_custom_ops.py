@@ -20,9 +20,12 @@ CATLASS_NAMES = {
     "grouped_matmul_slice_m_per_token_dequant", "grouped_matmul_slice_k_per_token_dequant", "splitk_matmul",
     "quant_matmul", "matmul_relu", "matmul_gelu", "matmul_silu", "single_core_splitk_matmul", "streamk_matmul",
     "optimized_matmul", "basic_matmul_preload_zN", "flash_attention_infer", "mla",
+    "basic_matmul_tla", "optimized_matmul_tla", "quant_optimized_matmul_tla", "quant_matmul_full_loadA_tla",
+    "quant_multi_core_splitk_matmul_tla", "strided_batched_matmul_tla", "sparse_matmul_tla",
 }
 #: operators whose torch_catlass name is spelled differently from the Python function
-TORCH_SPELLING = {"basic_matmul_preload_zn": "basic_matmul_preload_zN"}
+TORCH_SPELLING = {"basic_matmul_preload_zn": "basic_matmul_preload_zN",
+                  "quant_matmul_full_load_a_tla": "quant_matmul_full_loadA_tla"}
 
 
 def test_every_operator_is_registered_under_its_catlass_name():
@@ -183,3 +186,36 @@ def test_attention_ops_follow_torch_catlass_arguments():
     assert o.shape == (1, 8, 512) and np.abs(o.float().numpy() - high).max() < 2e-2
     torch.library.opcheck(torch.ops.catlass_py.mla.default, (*args, 8), {"coreNum": 2},
                           test_utils=("test_schema", "test_faketensor"))
+
+
+def test_tla_ops_round_trip_against_numpy_references():
+    rng = np.random.default_rng(7)
+    a = torch.from_numpy(rng.uniform(-1, 1, (40, 96)).astype(np.float16))
+    b = torch.from_numpy(rng.uniform(-1, 1, (96, 72)).astype(np.float16))
+    want = a.numpy().astype(np.float32) @ b.numpy().astype(np.float32)
+    for op in (torch.ops.catlass_py.basic_matmul_tla, torch.ops.catlass_py.optimized_matmul_tla):
+        c = op(a, b, coreNum=2)
+        assert isinstance(c, torch.Tensor) and c.dtype == torch.float16 and c.shape == (40, 72)
+        assert_compare(c.numpy(), want, 96)
+    batch_a, batch_b = torch.stack([a, -a]), torch.stack([b, b])
+    c = torch.ops.catlass_py.strided_batched_matmul_tla(batch_a, batch_b, coreNum=2)
+    assert_compare(c.numpy(), np.stack([want, -want]), 96)
+
+    qa = torch.from_numpy(rng.integers(-128, 128, (40, 256), dtype=np.int8))
+    qb = torch.from_numpy(rng.integers(-128, 128, (256, 64), dtype=np.int8))
+    scale = torch.from_numpy(rng.uniform(0.001, 0.01, 64).astype(np.float32))
+    pts = torch.from_numpy(rng.uniform(0.5, 1.5, 40).astype(np.float32))
+    exact = qa.numpy().astype(np.int64) @ qb.numpy().astype(np.int64)
+    dq = (exact.astype(np.float32) * scale.numpy()[None, :]) * pts.numpy()[:, None]
+    for op in (torch.ops.catlass_py.quant_optimized_matmul_tla, torch.ops.catlass_py.quant_matmul_full_loadA_tla,
+               torch.ops.catlass_py.quant_multi_core_splitk_matmul_tla):
+        d = op(qa, qb, scale, pts, coreNum=2)
+        assert d.dtype == torch.bfloat16 and d.shape == (40, 64)
+        assert_compare(d.float().numpy(), dq, 256)
+
+    sb = rng.integers(-128, 128, (256, 64), dtype=np.int8)
+    groups = sb.reshape(64, 4, 64)
+    groups[:, 2:, :] = 0  # two non-zeros in every group of four along K
+    c = torch.ops.catlass_py.sparse_matmul_tla(qa[:32], torch.from_numpy(sb), coreNum=2)
+    assert c.dtype == torch.int32
+    np.testing.assert_array_equal(c.numpy(), qa[:32].numpy().astype(np.int64) @ sb.astype(np.int64))
