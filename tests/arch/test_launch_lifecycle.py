@@ -92,7 +92,10 @@ def test_ten_launches_leave_no_thread_and_no_garbage_cycle_behind():
 
 
 _SPINNER = textwrap.dedent("""
-    import sys, threading, time, hashlib
+    import signal, sys, threading, time, hashlib
+    # Ctrl-C raises KeyboardInterrupt even when the test runs in a background job (which starts with SIGINT
+    # ignored, and Python then installs no handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     from catlass_py.arch import GlobalBuffer, Pipe, launch
 
