@@ -3,7 +3,9 @@ numpy-out function, for fp16, bf16 and int8 operands stored row- or column-major
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.basic_matmul_tla import assemble, swizzle_for
@@ -11,6 +13,13 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import array_op, op_options, parse_layout, validate_matmul_inputs
 from catlass_py.tla import make_layout_tag
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -22,6 +31,47 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a="
 
 
 validate_inputs = validate_matmul_inputs  # the plain matmul's input rules
+
+
+@overload
+def basic_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                     out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                     arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                     return_report: Literal[False] = ..., return_launch: Literal[False] = ...,
+                     observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def basic_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                     out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                     arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: Literal[True],
+                     return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                     kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def basic_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                     out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                     arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                     return_report: Literal[False] = ..., return_launch: Literal[True],
+                     observers: Sequence[Observer] = ...,
+                     kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def basic_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                     out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                     arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: Literal[True],
+                     return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                     kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def basic_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                     out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                     arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: bool = ...,
+                     return_launch: bool = ..., observers: Sequence[Observer] = ...,
+                     kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
 
 
 @array_op

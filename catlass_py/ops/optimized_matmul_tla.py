@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.optimized_matmul_tla import assemble, padding_for, swizzle_for, tiles_for
@@ -14,6 +16,13 @@ from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import array_op, check_core_num, check_extent, check_matmul_operands, op_options, parse_layout
 from catlass_py.tla import make_layout_tag
 
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+
 
 @lru_cache(maxsize=32)
 def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a: str = "RowMajor",
@@ -22,6 +31,45 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, element: str = "float16", layout_a: 
     """Example 14's kernel (:mod:`catlass_py.assemblies.optimized_matmul_tla`)."""
     return assemble(arch, element=element, layout_a=layout_a, layout_b=layout_b, padding_a=padding_a,
                     padding_b=padding_b, swizzle=swizzle)
+
+
+@overload
+def optimized_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                         core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                         options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                         return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                         kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def optimized_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                         core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                         options: LaunchParams | None = ..., return_report: Literal[True],
+                         return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                         kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def optimized_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                         core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                         options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                         return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                         kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def optimized_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                         core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                         options: LaunchParams | None = ..., return_report: Literal[True],
+                         return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                         kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def optimized_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                         core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                         options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
+                         observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
 
 
 @array_op

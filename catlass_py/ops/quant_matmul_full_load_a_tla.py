@@ -3,6 +3,9 @@ panel in L1, per-token dequant on the vector cores, on TLA tensors) as a numpy-i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, overload
+
 import dataclasses
 from functools import lru_cache
 
@@ -17,6 +20,13 @@ from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.quant_multi_core_splitk_matmul_tla import validate_quant_inputs
 from catlass_py.tla import make_layout_tag
 
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+
 
 @lru_cache(maxsize=16)
 def build_kernel(arch: ArchSpec = ATLAS_A2, layout_a="row", layout_b="row", element_d: str = "bfloat16",
@@ -27,6 +37,51 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, layout_a="row", layout_b="row", elem
                     layout_b=parse_layout("layout_b", layout_b).__name__, element_d=element_d,
                     block_scheduler=scheduler_for(L1_TILE[0] + 1 if full_load_scheduler else 0),
                     ub_stages=1 if element_d == "float32" else 2)
+
+
+@overload
+def quant_matmul_full_load_a_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                 layout_a: LayoutLike = ..., layout_b: LayoutLike = ..., out_dtype: DTypeLike = ...,
+                                 core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                                 return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                                 kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def quant_matmul_full_load_a_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                 layout_a: LayoutLike = ..., layout_b: LayoutLike = ..., out_dtype: DTypeLike = ...,
+                                 core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: Literal[True],
+                                 return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                                 kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def quant_matmul_full_load_a_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                 layout_a: LayoutLike = ..., layout_b: LayoutLike = ..., out_dtype: DTypeLike = ...,
+                                 core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                                 return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                                 kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def quant_matmul_full_load_a_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                 layout_a: LayoutLike = ..., layout_b: LayoutLike = ..., out_dtype: DTypeLike = ...,
+                                 core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: Literal[True],
+                                 return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                                 kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def quant_matmul_full_load_a_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                 layout_a: LayoutLike = ..., layout_b: LayoutLike = ..., out_dtype: DTypeLike = ...,
+                                 core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                                 options: LaunchParams | None = ..., return_report: bool = ...,
+                                 return_launch: bool = ..., observers: Sequence[Observer] = ...,
+                                 kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
 
 
 @array_op

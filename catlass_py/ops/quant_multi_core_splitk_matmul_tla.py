@@ -4,7 +4,9 @@ numpy-out function."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.quant_multi_core_splitk_matmul_tla import assemble
@@ -22,6 +24,13 @@ from catlass_py.ops.operator import (
     parse_out_dtype,
 )
 from catlass_py.tla import make_layout_tag
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=16)
@@ -58,6 +67,55 @@ def validate_inputs(a, b, scale, per_token_scale, core_num, arch) -> tuple[int, 
         raise ArgumentError("core_num: the kernel's epilogue steps by GetBlockNum() / GetSubBlockNum() AI cores, 0 "
                             "on one AI core (its loop would never end); use at least 2")
     return m, n, k
+
+
+@overload
+def quant_multi_core_splitk_matmul_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                       layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                                       out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                                       arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                                       return_report: Literal[False] = ..., return_launch: Literal[False] = ...,
+                                       observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def quant_multi_core_splitk_matmul_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                       layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                                       out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                                       arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                                       return_report: Literal[True], return_launch: Literal[False] = ...,
+                                       observers: Sequence[Observer] = ...,
+                                       kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def quant_multi_core_splitk_matmul_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                       layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                                       out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                                       arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                                       return_report: Literal[False] = ..., return_launch: Literal[True],
+                                       observers: Sequence[Observer] = ...,
+                                       kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def quant_multi_core_splitk_matmul_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                       layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                                       out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                                       arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                                       return_report: Literal[True], return_launch: Literal[True],
+                                       observers: Sequence[Observer] = ...,
+                                       kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def quant_multi_core_splitk_matmul_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                                       layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                                       out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
+                                       arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
+                                       return_report: bool = ..., return_launch: bool = ...,
+                                       observers: Sequence[Observer] = ...,
+                                       kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
 
 
 @array_op

@@ -3,7 +3,9 @@ block and padding prologues, per-token dequant on the vector cores) as a numpy-i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.quant_optimized_matmul_tla import assemble, padding_for, swizzle_for
@@ -17,6 +19,13 @@ from catlass_py.ops.operator import array_op, op_options, parse_layout, parse_ou
 from catlass_py.ops.quant_multi_core_splitk_matmul_tla import validate_quant_inputs
 from catlass_py.tla import make_layout_tag
 
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+
 
 @lru_cache(maxsize=32)
 def build_kernel(arch: ArchSpec = ATLAS_A2, layout_a: str = "RowMajor", layout_b: str = "ColumnMajor",
@@ -26,6 +35,51 @@ def build_kernel(arch: ArchSpec = ATLAS_A2, layout_a: str = "RowMajor", layout_b
     stage (two stages of 32 x 256 tiles exceed UB)."""
     return assemble(arch, layout_a=layout_a, layout_b=layout_b, padding_a=padding_a, padding_b=padding_b,
                     swizzle=swizzle, element_d=element_d, ub_stages=1 if element_d == "float32" else 2)
+
+
+@overload
+def quant_optimized_matmul_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                               layout_a: LayoutLike = ..., layout_b: LayoutLike = ..., out_dtype: DTypeLike = ...,
+                               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                               options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                               return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                               kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def quant_optimized_matmul_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                               layout_a: LayoutLike = ..., layout_b: LayoutLike = ..., out_dtype: DTypeLike = ...,
+                               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                               options: LaunchParams | None = ..., return_report: Literal[True],
+                               return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                               kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def quant_optimized_matmul_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                               layout_a: LayoutLike = ..., layout_b: LayoutLike = ..., out_dtype: DTypeLike = ...,
+                               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                               options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                               return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                               kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def quant_optimized_matmul_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                               layout_a: LayoutLike = ..., layout_b: LayoutLike = ..., out_dtype: DTypeLike = ...,
+                               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                               options: LaunchParams | None = ..., return_report: Literal[True],
+                               return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                               kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def quant_optimized_matmul_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_token_scale: ArrayLike, *,
+                               layout_a: LayoutLike = ..., layout_b: LayoutLike = ..., out_dtype: DTypeLike = ...,
+                               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                               options: LaunchParams | None = ..., return_report: bool = ...,
+                               return_launch: bool = ..., observers: Sequence[Observer] = ...,
+                               kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
 
 
 @array_op

@@ -4,7 +4,9 @@ stride (rank-3 TLA layouts)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -20,6 +22,13 @@ from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import array_op, as_array, check_core_num, check_extent, element_of, op_options, out_element
 from catlass_py.ops.operator import parse_layout
 from catlass_py.virtual import is_virtual, virtual_array
+
+if TYPE_CHECKING:
+    from catlass_py.analysis.workload import WorkloadReport
+    from catlass_py.arch.events import Observer
+    from catlass_py.arch.launch import LaunchResult
+    from catlass_py.arch.params import LaunchParams
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
 
 
 @lru_cache(maxsize=32)
@@ -70,6 +79,56 @@ def extent(layout) -> int:
 def strided_view(flat: np.ndarray, layout) -> np.ndarray:
     """The ``(batch, rows, cols)`` view of a flat buffer through a rank-3 layout (no copy)."""
     return as_strided(flat, tuple(layout.shape), tuple(s * flat.itemsize for s in layout.stride), writeable=False)
+
+
+@overload
+def strided_batched_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                               lda: Any = ..., ldb: Any = ..., ldc: Any = ..., stride_a: Any = ...,
+                               stride_b: Any = ..., stride_c: Any = ..., out_dtype: DTypeLike = ...,
+                               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                               options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                               return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                               kernel: Any = ...) -> ArrayT: ...
+
+
+@overload
+def strided_batched_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                               lda: Any = ..., ldb: Any = ..., ldc: Any = ..., stride_a: Any = ...,
+                               stride_b: Any = ..., stride_c: Any = ..., out_dtype: DTypeLike = ...,
+                               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                               options: LaunchParams | None = ..., return_report: Literal[True],
+                               return_launch: Literal[False] = ..., observers: Sequence[Observer] = ...,
+                               kernel: Any = ...) -> tuple[ArrayT, WorkloadReport]: ...
+
+
+@overload
+def strided_batched_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                               lda: Any = ..., ldb: Any = ..., ldc: Any = ..., stride_a: Any = ...,
+                               stride_b: Any = ..., stride_c: Any = ..., out_dtype: DTypeLike = ...,
+                               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                               options: LaunchParams | None = ..., return_report: Literal[False] = ...,
+                               return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                               kernel: Any = ...) -> tuple[ArrayT, LaunchResult | None]: ...
+
+
+@overload
+def strided_batched_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                               lda: Any = ..., ldb: Any = ..., ldc: Any = ..., stride_a: Any = ...,
+                               stride_b: Any = ..., stride_c: Any = ..., out_dtype: DTypeLike = ...,
+                               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                               options: LaunchParams | None = ..., return_report: Literal[True],
+                               return_launch: Literal[True], observers: Sequence[Observer] = ...,
+                               kernel: Any = ...) -> tuple[ArrayT, WorkloadReport, LaunchResult | None]: ...
+
+
+@overload
+def strided_batched_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
+                               lda: Any = ..., ldb: Any = ..., ldc: Any = ..., stride_a: Any = ...,
+                               stride_b: Any = ..., stride_c: Any = ..., out_dtype: DTypeLike = ...,
+                               core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
+                               options: LaunchParams | None = ..., return_report: bool = ...,
+                               return_launch: bool = ..., observers: Sequence[Observer] = ...,
+                               kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
 
 
 @array_op
