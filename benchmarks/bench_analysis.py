@@ -18,7 +18,7 @@ inputs, the output and the workspace already resident) to its end; ``footprint``
 part the launch itself added on top of what was resident when it started. Process RSS cannot compare two
 configurations in one process (its peak only grows, and freed memory is not always returned), hence tracemalloc.
 
-Targets of issue 9: ``--detect-races`` at most 2x the time and 1.5x the memory of a plain run; the cost
+Targets: ``--detect-races`` at most 2x the time and 1.5x the memory of a plain run; the cost
 model at most +15 % of a launch. ``--profile`` adds a cProfile of a launch with the cost model and the race
 detector (the functions of the pipe model, the detector and the cost model, by own time). Never asserted in the
 test suite.
@@ -195,7 +195,7 @@ def main(argv=None) -> None:
     cli_m = memory["cost+races"][0] / memory["cost"][0]
     share = cpu["cost"] - 1
     build = cpu["events"] - 1
-    print("issue 9 limits (launch CPU time, memory footprint)")
+    print("limits (launch CPU time, memory footprint)")
     print(f"  --detect-races / plain, time:   {races_t:.2f}x with the race detector alone, {cli_t:.2f}x as the CLI runs "
           f"it (both runs with the cost model)   limit 2x")
     print(f"  --detect-races / plain, memory: {races_m:.2f}x, {cli_m:.2f}x with the cost model   limit 1.5x")

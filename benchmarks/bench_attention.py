@@ -2,7 +2,7 @@
 
     python benchmarks/bench_attention.py [--repeat N] [--cores N] [--only decode|prefill|mla]
 
-Three problems (issue 17): one decode step of flash attention inference (batch 8, 32 query and 32 KV heads,
+Three problems: one decode step of flash attention inference (batch 8, 32 query and 32 KV heads,
 head dim 128, KV length 4096, paged fp16 cache), one causal prefill (batch 1, 2048 tokens, 32 heads, head dim
 128) and one MLA decode step (batch 8, 32 heads, KV length 4096). For each it prints the simulation's wall time
 (``ops.flash_attention_infer`` / ``ops.mla``, kernel assembly cached, best of ``--repeat``) over the wall time

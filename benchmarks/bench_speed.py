@@ -1,4 +1,4 @@
-"""Speed of the simulator against the fastest exact numpy computation of the same result (issue 14's table).
+"""Speed of the simulator against the fastest exact numpy computation of the same result (the goals in brackets below).
 
 Every ratio is measured in this one process, side by side, on 1 BLAS thread (threadpoolctl; the simulator's
 launches run BLAS on 1 thread anyway), as CPU time (``time.process_time``, all threads): the machine may be
@@ -10,7 +10,7 @@ for bit against the reference.
 The reference (``fastest_exact_gmm`` of ``bench_host.py``): int8 products summed in float32 BLAS on K chunks of at
 most 1024 (exact for any int8 operands), accumulated in int32, dequantised in float32.
 
-Rows (the table of issue 14; goals in brackets):
+Rows (goals in brackets):
 
 * flagship op / fastest exact numpy at the README shape (G=128, m=512, n=1024, k=2048) [<= 4x] and for one
   2048^3 group [<= 1.5x]; the project's golden / fastest exact numpy alongside;
@@ -267,7 +267,7 @@ def main(argv=None) -> None:
     ap.add_argument("--plot", default=None, help="write the sweeps' plot here (needs matplotlib)")
     ns = ap.parse_args(argv)
 
-    print("issue 14's table: CPU time in one process, 1 BLAS thread, best of the rounds; ratios are medians of the "
+    print("table: CPU time in one process, 1 BLAS thread, best of the rounds; ratios are medians of the "
           f"rounds' ratios ({ns.repeat} rounds)")
     readme = compare(example10(README), ns.repeat, golden_too=True)
     big = compare(one_group(2048, 2048, 2048), ns.repeat, golden_too=True)

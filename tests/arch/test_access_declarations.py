@@ -1,6 +1,6 @@
 """Every instruction declares the bytes it writes (and reads something when it consumes data).
 
-An independent check of the access records behind the pipe model (issue 9). :class:`AccessAuditor` keeps a
+An independent check of the access records behind the pipe model (docs/correctness-checks.md). :class:`AccessAuditor` keeps a
 byte copy of every on-chip buffer of every core of a launch and of every writable GM buffer. At each
 instruction event it diffs them against the copies: every byte that changed since the previous instruction
 event must lie inside one of the event's declared writes (``local_writes`` for the buffers of the event's

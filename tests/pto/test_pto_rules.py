@@ -1,5 +1,5 @@
-"""Operand rules of the Ascend 950 tile instructions added for issue 15: each bad operand raises ConfigError /
-ArgumentError naming the rule, before anything is written."""
+"""Operand rules of the Ascend 950 tile instructions (TQUANT, TDEQUANT, TEXTRACT, TINSERT, TFILLPAD, ...): each
+bad operand raises ConfigError / ArgumentError naming the rule, before anything is written."""
 
 from __future__ import annotations
 
