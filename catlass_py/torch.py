@@ -106,22 +106,30 @@ splitk_matmul = _plain("splitk_matmul", ops.splitk_matmul)
 single_core_splitk_matmul = _plain("single_core_splitk_matmul", ops.single_core_splitk_matmul)
 
 
-def _streamk(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
+def _same_out(name: str, mat1: Tensor, out_dtype: torch.dtype | None) -> None:
+    if out_dtype is not None and out_dtype != mat1.dtype:
+        raise ValueError(f"outDType: {name} returns the input dtype ({mat1.dtype}), got {out_dtype}")
+
+
+def _input_dtype_matmul(name: str, op: Callable[..., Any]) -> Any:
+    """A plain matmul whose result keeps the input dtype: ``outDType`` may only name it."""
+
+    def impl(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
              transB: bool = False, coreNum: int = DEFAULT_CORES) -> Tensor:
-    if outDType is not None and outDType != mat1.dtype:
-        raise ValueError(f"outDType: streamk_matmul returns the input dtype ({mat1.dtype}), got {outDType}")
-    a, la = _a(mat1, transA)
-    b, lb = _a(mat2, transB)
-    return ops.streamk_matmul(a, b, layout_a=la, layout_b=lb, core_num=coreNum)
+        _same_out(name, mat1, outDType)
+        a, la = _a(mat1, transA)
+        b, lb = _a(mat2, transB)
+        return op(a, b, layout_a=la, layout_b=lb, core_num=coreNum)
+
+    def fake(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
+             transB: bool = False, coreNum: int = DEFAULT_CORES) -> Tensor:
+        return mat1.new_empty((_mk(mat1, transA)[0], _n(mat2, transB)))
+
+    impl.__name__ = fake.__name__ = name
+    return _register(impl, fake)
 
 
-def _streamk_fake(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
-                  transB: bool = False, coreNum: int = DEFAULT_CORES) -> Tensor:
-    return mat1.new_empty((_mk(mat1, transA)[0], _n(mat2, transB)))
-
-
-_streamk.__name__ = _streamk_fake.__name__ = "streamk_matmul"
-streamk_matmul = _register(_streamk, _streamk_fake)
+streamk_matmul = _input_dtype_matmul("streamk_matmul", ops.streamk_matmul)
 
 
 def _batched(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
@@ -312,26 +320,7 @@ transpose_quant_batch_matmul = _register(_tqbmm, _tqbmm_fake)
 # -- examples 06 and 21: CATLASS's MatmulLike (mat1, mat2, outDType, transA, transB) ----------------------------
 
 
-def _same_out(name: str, mat1: Tensor, out_dtype: torch.dtype | None) -> None:
-    if out_dtype is not None and out_dtype != mat1.dtype:
-        raise ValueError(f"outDType: {name} returns the input dtype ({mat1.dtype}), got {out_dtype}")
-
-
-def _optimized(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
-               transB: bool = False, coreNum: int = DEFAULT_CORES) -> Tensor:
-    _same_out("optimized_matmul", mat1, outDType)
-    a, la = _a(mat1, transA)
-    b, lb = _a(mat2, transB)
-    return ops.optimized_matmul(a, b, layout_a=la, layout_b=lb, core_num=coreNum)
-
-
-def _optimized_fake(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
-                    transB: bool = False, coreNum: int = DEFAULT_CORES) -> Tensor:
-    return mat1.new_empty((_mk(mat1, transA)[0], _n(mat2, transB)))
-
-
-_optimized.__name__ = _optimized_fake.__name__ = "optimized_matmul"
-optimized_matmul = _register(_optimized, _optimized_fake)
+optimized_matmul = _input_dtype_matmul("optimized_matmul", ops.optimized_matmul)
 
 
 def _preload_zn(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transB: bool = False,  # noqa: N803
@@ -416,16 +405,7 @@ mla = _register(_mla, _mla_fake)
 basic_matmul_tla = _plain("basic_matmul_tla", ops.basic_matmul_tla)
 
 
-def _optimized_tla(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
-                   transB: bool = False, coreNum: int = DEFAULT_CORES) -> Tensor:
-    _same_out("optimized_matmul_tla", mat1, outDType)
-    a, la = _a(mat1, transA)
-    b, lb = _a(mat2, transB)
-    return ops.optimized_matmul_tla(a, b, layout_a=la, layout_b=lb, core_num=coreNum)
-
-
-_optimized_tla.__name__ = "optimized_matmul_tla"
-optimized_matmul_tla = _register(_optimized_tla, _optimized_fake)
+optimized_matmul_tla = _input_dtype_matmul("optimized_matmul_tla", ops.optimized_matmul_tla)
 
 
 def _strided(mat1: Tensor, mat2: Tensor, outDType: torch.dtype | None = None, transA: bool = False,  # noqa: N803
