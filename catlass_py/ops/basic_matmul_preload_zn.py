@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT
+    from catlass_py.ops.operator import ArrayLike, ArrayT, OperatorResult
 
 #: B's storage order: 'zN' (the example's "NZ" format), 'nZ', 'row' / 'column' (or the layout class)
 LayoutBLike = Union[str, type]
@@ -109,7 +109,7 @@ def basic_matmul_preload_zn(a: ArrayT, b: ArrayLike, *, layout_b: LayoutBLike = 
 def basic_matmul_preload_zn(a: ArrayT, b: ArrayLike, *, layout_b: LayoutBLike = ..., core_num: int = ...,
                             seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
                             return_report: bool = ..., return_launch: bool = ..., observers: Sequence[Observer] = ...,
-                            kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+                            kernel: Any = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT
+    from catlass_py.ops.operator import ArrayLike, ArrayT, OperatorResult
 
 PAGED_BLOCK_SIZE = 128
 MASK_SIDE = 1024
@@ -300,7 +300,7 @@ def flash_attention_infer(q: ArrayT, k: ArrayLike, v: ArrayLike, *,
                           enable_unit_flag: bool = ..., core_num: int = ..., seed: int | None = ...,
                           arch: ArchSpec | str = ..., return_report: bool = ...,
                           observers: Sequence[Observer] = ..., options: LaunchParams | None = ..., kernel: Any = ...,
-                          return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+                          return_launch: bool = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op(keywords=("actual_seq_lengths", "actual_seq_lengths_kv", "block_table", "mask"))

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike, OperatorResult
 
 
 @lru_cache(maxsize=32)
@@ -121,7 +121,7 @@ def grouped_matmul(a_list: Sequence[ArrayT], b_list: Sequence[ArrayLike], *, lay
 def grouped_matmul(a_list: Sequence[ArrayT], b_list: Sequence[ArrayLike], *, layout_a: LayoutLike = ...,
                    layout_b: LayoutLike = ..., out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ...,
                    arch: ArchSpec | str = ..., options: LaunchParams | None = ..., return_report: bool = ...,
-                   return_launch: bool = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> list[ArrayT] | tuple[Any, ...]: ...
+                   return_launch: bool = ..., observers: Sequence[Observer] = ..., kernel: Any = ...) -> OperatorResult[list[ArrayT]]: ...
 
 
 @array_op(lists=("a_list", "b_list"))

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike, OperatorResult
 
 
 @lru_cache(maxsize=16)
@@ -106,7 +106,7 @@ def grouped_matmul_slice_k_per_token_dequant(a: ArrayT, b: ArrayLike, group_list
                                              seed: int | None = ..., arch: ArchSpec | str = ...,
                                              return_report: bool = ..., observers: Sequence[Observer] = ...,
                                              kernel: Any = ..., options: LaunchParams | None = ...,
-                                             return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+                                             return_launch: bool = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike, OperatorResult
 
 
 @lru_cache(maxsize=32)
@@ -119,7 +119,7 @@ def grouped_matmul_slice_m(a: ArrayT, b: ArrayLike, group_list: ArrayLike, *, la
                            segmented: bool = ..., out_dtype: DTypeLike = ..., core_num: int = ...,
                            seed: int | None = ..., arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
                            return_report: bool = ..., return_launch: bool = ..., observers: Sequence[Observer] = ...,
-                           kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+                           kernel: Any = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op

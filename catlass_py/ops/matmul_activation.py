@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike, OperatorResult
 
 OUT_TYPES = FLOAT_OUT_TYPES
 _ASSEMBLIES = {"gelu": gelu_assembly, "silu": silu_assembly}
@@ -113,7 +113,7 @@ def matmul_gelu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a
 def matmul_gelu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
                 layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
                 options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
-                observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op
@@ -163,7 +163,7 @@ def matmul_silu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a
 def matmul_silu(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
                 layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
                 options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
-                observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike, OperatorResult
 
 
 @lru_cache(maxsize=32)
@@ -90,7 +90,7 @@ def matmul_add(a: ArrayT, b: ArrayLike, x: ArrayLike, *, layout_a: LayoutLike = 
 def matmul_add(a: ArrayT, b: ArrayLike, x: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
                core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: bool = ...,
                observers: Sequence[Observer] = ..., kernel: Any = ..., options: LaunchParams | None = ...,
-               return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+               return_launch: bool = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike, OperatorResult
 
 #: input element -> bias elements the BT path accepts (CATLASS rejects bf16 bias; the BT holds the accumulator)
 BIAS_ELEMENTS = {"float16": ("float16", "float32"), "bfloat16": ("float32",), "int8": ("int32",)}
@@ -97,7 +97,7 @@ def matmul_bias(a: ArrayT, b: ArrayLike, bias: ArrayLike, *, layout_a: LayoutLik
 def matmul_bias(a: ArrayT, b: ArrayLike, bias: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
                 out_dtype: DTypeLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
                 options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
-                observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+                observers: Sequence[Observer] = ..., kernel: Any = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT
+    from catlass_py.ops.operator import ArrayLike, ArrayT, OperatorResult
 
 EMBED = 512
 EMBED_ROPE = 64
@@ -211,7 +211,7 @@ def mla(q: ArrayT, q_rope: ArrayLike, k: ArrayLike, k_rope: ArrayLike, block_tab
         actual_seq_lengths: ArrayLike | Sequence[int], actual_seq_lengths_kv: ArrayLike | Sequence[int],
         core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ..., return_report: bool = ...,
         observers: Sequence[Observer] = ..., options: LaunchParams | None = ..., kernel: Any = ...,
-        return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+        return_launch: bool = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op(keywords=("actual_seq_lengths", "actual_seq_lengths_kv"))

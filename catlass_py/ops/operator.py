@@ -92,7 +92,13 @@ class SupportsDLPack(Protocol):
 #: an operand: a numpy array or any array object (the static type of an operator's arguments)
 ArrayLike = Union[NDArray[Any], SupportsArray, SupportsDLPack]
 #: the kind of array an operator returns: that of its first operand (numpy for anything but a torch tensor)
-ArrayT = TypeVar("ArrayT", NDArray[Any], "torch.Tensor")
+ArrayT = TypeVar("ArrayT", "torch.Tensor", NDArray[Any])
+_R = TypeVar("_R")
+#: what an operator returns when ``return_report`` / ``return_launch`` are plain bools rather than literals: its
+#: result alone or followed by the report and/or the launch. Spelled out (not ``tuple[Any, ...]``) so that mypy
+#: resolves the literal overloads before it even when torch is not installed (``torch.Tensor`` is then Any)
+OperatorResult = Union[_R, tuple[_R, WorkloadReport], tuple[_R, LaunchResult | None],
+                       tuple[_R, WorkloadReport, LaunchResult | None]]
 #: an element type: a registry name or alias ('bf16'), a numpy dtype or scalar type, an ml_dtypes type
 DTypeLike = Union[str, np.dtype, type, None]
 #: a storage order: 'row' / 'column' (or 'row_major', ...), or the layout class RowMajor / ColumnMajor
@@ -615,6 +621,7 @@ __all__ = [
     "ALLOWED_OUT",
     "ArrayLike",
     "ArrayT",
+    "OperatorResult",
     "DTypeLike",
     "LayoutLike",
     "SupportsArray",

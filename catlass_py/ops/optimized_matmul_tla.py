@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike, OperatorResult
 
 
 @lru_cache(maxsize=32)
@@ -69,7 +69,7 @@ def optimized_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ...,
 def optimized_matmul_tla(a: ArrayT, b: ArrayLike, *, layout_a: LayoutLike = ..., layout_b: LayoutLike = ...,
                          core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
                          options: LaunchParams | None = ..., return_report: bool = ..., return_launch: bool = ...,
-                         observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+                         observers: Sequence[Observer] = ..., kernel: Any = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike, OperatorResult
 
 
 @lru_cache(maxsize=16)
@@ -115,7 +115,7 @@ def quant_multi_core_splitk_matmul_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike
                                        arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
                                        return_report: bool = ..., return_launch: bool = ...,
                                        observers: Sequence[Observer] = ...,
-                                       kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+                                       kernel: Any = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike, OperatorResult
 
 
 @lru_cache(maxsize=32)
@@ -79,7 +79,7 @@ def quant_optimized_matmul_tla(a: ArrayT, b: ArrayLike, scale: ArrayLike, per_to
                                core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
                                options: LaunchParams | None = ..., return_report: bool = ...,
                                return_launch: bool = ..., observers: Sequence[Observer] = ...,
-                               kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+                               kernel: Any = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op

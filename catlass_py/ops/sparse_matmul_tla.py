@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT
+    from catlass_py.ops.operator import ArrayLike, ArrayT, OperatorResult
 
 
 @lru_cache(maxsize=8)
@@ -92,7 +92,7 @@ def sparse_matmul_tla(a: ArrayT, b: ArrayLike, *, core_num: int = ..., seed: int
 def sparse_matmul_tla(a: ArrayT, b: ArrayLike, *, core_num: int = ..., seed: int | None = ...,
                       arch: ArchSpec | str = ..., options: LaunchParams | None = ...,
                       return_report: bool = ..., return_launch: bool = ...,
-                      observers: Sequence[Observer] = ..., kernel: Any = ...) -> ArrayT | tuple[Any, ...]: ...
+                      observers: Sequence[Observer] = ..., kernel: Any = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op

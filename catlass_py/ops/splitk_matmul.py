@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike, OperatorResult
 
 OUT_TYPES = FLOAT_OUT_TYPES
 
@@ -84,7 +84,7 @@ def splitk_matmul(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout
 def splitk_matmul(a: ArrayT, b: ArrayLike, *, out_dtype: DTypeLike = ..., layout_a: LayoutLike = ...,
                   layout_b: LayoutLike = ..., core_num: int = ..., seed: int | None = ..., arch: ArchSpec | str = ...,
                   return_report: bool = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
-                  options: LaunchParams | None = ..., return_launch: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+                  options: LaunchParams | None = ..., return_launch: bool = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op

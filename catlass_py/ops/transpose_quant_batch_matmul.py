@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from catlass_py.arch.events import Observer
     from catlass_py.arch.launch import LaunchResult
     from catlass_py.arch.params import LaunchParams
-    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike
+    from catlass_py.ops.operator import ArrayLike, ArrayT, DTypeLike, LayoutLike, OperatorResult
 
 FP8 = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
 OUT_DTYPES = ("bfloat16", "float16")
@@ -172,7 +172,7 @@ def transpose_quant_batch_matmul(x1: ArrayT, x2: ArrayLike, x1_scale: ArrayLike,
                                  seed: int | None = ..., arch: ArchSpec | str = ...,
                                  options: LaunchParams | None = ..., return_report: bool = ...,
                                  return_launch: bool = ..., observers: Sequence[Observer] = ..., kernel: Any = ...,
-                                 tile_shape: Sequence[int] = ..., saturation: bool = ...) -> ArrayT | tuple[Any, ...]: ...
+                                 tile_shape: Sequence[int] = ..., saturation: bool = ...) -> OperatorResult[ArrayT]: ...
 
 
 @array_op
