@@ -6,9 +6,10 @@ part of the package).
 
 Runs every example script (``examples/NN_*.py`` and ``transpose_quant_batch_matmul``) at a few small shapes and
 core counts (odd block counts per core, tails), and every operator of :mod:`catlass_py.ops` on small random
-inputs, each with an observer that records a stable projection of every event: the core, the event class,
+inputs, each with an observer that records a stable projection of every event (the core, the event class,
 pipe, op, flag / event ids and modes, the global-memory accesses (buffer name, start, length, stride, count)
-and marker kinds and data. Sequence numbers and any field the projection does not name are left out, so that
+and marker kinds and data) and a cost model that records its prediction (cycles, per-core end times and
+the summary fields). Sequence numbers and any field the projection does not name are left out, so that
 new event fields do not show up as differences. Outputs are recorded as SHA-256 digests of dtype, shape and
 bytes. A run that raises records the exception's type and message instead.
 """
@@ -25,6 +26,8 @@ import warnings
 
 import ml_dtypes
 import numpy as np
+
+from catlass_py.analysis import CostModel
 
 # -- the projection ------------------------------------------------------------------------------------
 
@@ -90,6 +93,15 @@ def make_recorder():
     return StreamRecorder()
 
 
+def prediction(cm) -> dict | None:
+    """The cost model's prediction, exactly: cycles, per-core end times and the summary fields."""
+    r = cm.report
+    if r is None:
+        return None
+    return {"cycles": repr(r.cycles), "core_end": {k: repr(v) for k, v in sorted(r.core_end_cycles.items())},
+            "summary": r.summary()}
+
+
 def digest(x) -> str:
     if isinstance(x, (list, tuple)):
         h = hashlib.sha256()
@@ -124,6 +136,17 @@ EXAMPLES = {
     "28_matmul_silu": [(["300", "260", "64"], 2), (["100", "300", "40"], 3)],
     "34_single_core_splitk_matmul": [(["300", "200", "600"], 2), (["100", "300", "100"], 3)],
     "37_streamk_matmul": [(["300", "200", "600"], 2), (["260", "520", "100"], 3), (["128", "256", "1100"], 4)],
+    "06_optimized_matmul": [(["300", "200", "100"], 2)],
+    "13_basic_matmul_tla": [(["300", "520", "100"], 2)],
+    "14_optimized_matmul_tla": [(["300", "200", "100"], 2)],
+    "19_mla": [(["2", "1,3", "130,300", "5", "8", "128"], 2)],
+    "21_basic_matmul_preload_zN": [(["300", "272", "112"], 2)],
+    "23_flash_attention_infer": [(["2", "40", "300", "4", "2", "64", "1", "1"], 2)],
+    "41_sparse_matmul_tla": [(["160", "320", "128"], 2)],
+    "42_quant_optimized_matmul_tla": [(["300", "200", "100"], 2)],
+    "44_quant_matmul_full_loadA_tla": [(["300", "200", "600"], 2)],
+    "45_strided_batched_matmul_tla": [(["3", "130", "100", "40"], 2)],
+    "52_quant_multi_core_splitk_matmul_tla": [(["130", "200", "1100"], 4)],
     "transpose_quant_batch_matmul": [(["8", "128", "64", "3"], 2), (["20", "64", "300", "2", "e5m2", "fp16", "021"], 3)],
 }
 
@@ -233,21 +256,22 @@ def record() -> dict:
         for name, args, cores, seed in runs:
             ex = importlib.import_module(f"catlass_py.examples.{name}")
             key = f"{name} {' '.join(args)} --cores {cores}" + (f" --seed {seed}" if seed is not None else "")
-            rec = make_recorder()
+            rec, cm = make_recorder(), CostModel()
             t0 = time.perf_counter()
             try:
-                res = ex.run(args, cores=cores, seed=seed, observers=(rec,))
-                entry = {"passed": res.passed, "output": res.output_digest, "launches": rec.launches}
+                res = ex.run(args, cores=cores, seed=seed, observers=(rec, cm))
+                entry = {"passed": res.passed, "output": res.output_digest, "launches": rec.launches,
+                         "predicted": prediction(cm)}
             except Exception as exc:  # noqa: BLE001 - recorded, compared
                 entry = {**_error(exc), "launches": rec.launches}
             out["examples"][key] = entry
             print(f"{time.perf_counter() - t0:6.2f} s  {key}: {sum(map(len, rec.launches))} events",
                   file=sys.stderr)
         for label, fn in op_cases():
-            rec = make_recorder()
+            rec, cm = make_recorder(), CostModel()
             t0 = time.perf_counter()
             try:
-                entry = {"output": digest(fn((rec,))), "launches": rec.launches}
+                entry = {"output": digest(fn((rec, cm))), "launches": rec.launches, "predicted": prediction(cm)}
             except Exception as exc:  # noqa: BLE001
                 entry = {**_error(exc), "launches": rec.launches}
             out["ops"][label] = entry
@@ -269,7 +293,7 @@ def compare(a: dict, b: dict, limit: int = 20) -> list[str]:
                 diffs.append(f"{section} {key}: only in {'the first' if key in sa else 'the second'} recording")
                 continue
             ea, eb = sa[key], sb[key]
-            for field in ("error", "passed", "output"):
+            for field in ("error", "passed", "output", "predicted"):
                 if ea.get(field) != eb.get(field):
                     diffs.append(f"{section} {key}: {field} {ea.get(field)!r} != {eb.get(field)!r}")
             la, lb = ea.get("launches", []), eb.get("launches", [])
@@ -304,7 +328,7 @@ def main(argv=None) -> int:
             return 1
         runs = len(a["examples"]) + len(a["ops"])
         events = sum(sum(map(len, e["launches"])) for s in ("examples", "ops") for e in a[s].values())
-        print(f"identical: {runs} runs, {events} events, outputs and verdicts")
+        print(f"identical: {runs} runs, {events} events, outputs, verdicts and predictions")
         return 0
     if len(ns.paths) != 1:
         parser.error("record takes one output path")
