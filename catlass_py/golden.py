@@ -94,11 +94,19 @@ def _int8_dot_int32(a_rows: np.ndarray, b_mat: np.ndarray, *, a32: np.ndarray | 
 def _int8_dot_float32(a_rows: np.ndarray, b_mat: np.ndarray, *, a32: np.ndarray | None = None,
                       b_buf: np.ndarray | None = None) -> np.ndarray:
     """``float(acc)`` (int32 -> float32, round to nearest even) of :func:`_int8_dot_int32`'s ``acc``. With
-    one K chunk the float32 product is already that value (an integer of magnitude <= 2^24)."""
-    if a_rows.shape[1] <= _K_CHUNK:
+    one K chunk the float32 product is already that value (an integer of magnitude <= 2^24); with two, their
+    float32 sum is: IEEE addition rounds the exact sum of its operands once, to nearest even, and the exact sum
+    of the two exact chunk products is ``acc`` itself (no int32 wrap-around below 2^31)."""
+    if a_rows.shape[1] <= 2 * _K_CHUNK:
+        total = None
         for prod in _int8_chunk_products(a_rows, b_mat, a32, b_buf):
-            return prod
-        return np.zeros((a_rows.shape[0], b_mat.shape[1]), dtype=np.float32)  # k == 0
+            if total is None:
+                total = prod
+            else:
+                total += prod
+        if total is None:  # k == 0
+            return np.zeros((a_rows.shape[0], b_mat.shape[1]), dtype=np.float32)
+        return total
     return _int8_dot_int32(a_rows, b_mat, a32=a32, b_buf=b_buf).astype(np.float32)
 
 
