@@ -42,7 +42,9 @@ from catlass_py.analysis.schedule import output_digest
 from catlass_py.analysis.workload import WorkloadRecorder
 from catlass_py.arch.budget import Footprint, array_bytes, check_footprint, core_buffer_bytes, workspace_size
 from catlass_py.arch.events import MarkerEvent, Observer
+from catlass_py.arch.launch import blas_threads
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
+from catlass_py.arch.params import LaunchParams
 from catlass_py.arch.pipes import CoreType
 from catlass_py.data import cached_inputs, shape_only_fills
 from catlass_py.errors import ArgumentError, ConfigError, SettingError
@@ -213,6 +215,7 @@ class ExampleRun:
         self.timings: dict[str, float] = {}
         self.inputs_cached = False
         self.memory_limit = getattr(options, "memory_limit", None)
+        self._blas_threads = (options or LaunchParams()).blas_threads
         self.footprint: Footprint | None = None
         self._observers = tuple(observers)
         self._progress = progress
@@ -307,12 +310,14 @@ class ExampleRun:
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
         """Time the ``with`` block as phase ``name`` (``"host inputs"``, ``"launch"``, ``"golden"``; times of a
-        phase entered twice add up) and tell the progress hook."""
+        phase entered twice add up) and tell the progress hook. The golden runs with the launch's BLAS thread
+        limit (``LaunchParams.blas_threads``)."""
         if self._progress is not None and hasattr(self._progress, "phase"):
             self._progress.phase(name)
         t0 = time.perf_counter()
         try:
-            yield
+            with blas_threads(self._blas_threads if name == "golden" else None):
+                yield
         finally:
             key = name.replace(" ", "_")
             self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - t0

@@ -305,11 +305,13 @@ _blas_limiter = None
 
 
 @contextlib.contextmanager
-def _blas_threads(limit: int | None):
-    """Limit BLAS threads while any launch runs (see ``LaunchParams.blas_threads``).
+def blas_threads(limit: int | None):
+    """Limit BLAS threads to ``limit`` (None: leave them) for the ``with`` block: every launch's cores (see
+    ``LaunchParams.blas_threads``) and an example's golden (:class:`catlass_py.runner.ExampleRun`), whose
+    products are as small as the groups they cover.
 
-    The limit is process-wide, so concurrent launches share it: the first one in sets it, the last one out
-    restores the process's setting (a lock and a count of running launches).
+    The limit is process-wide, so concurrent users share it: the first one in sets it, the last one out
+    restores the process's setting (a lock and a count of the blocks running).
     """
     global _blas_users, _blas_limiter
     if limit is None:
@@ -406,7 +408,7 @@ def launch(
         info = LaunchInfo(arch, block_dim, cores, kernel, params)
         bus.launch_start(info)
         try:
-            with _blas_threads(options.blas_threads):
+            with blas_threads(options.blas_threads):
                 state.run()
         finally:
             bus.launch_end(info, state.error)

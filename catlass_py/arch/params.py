@@ -31,7 +31,9 @@ class LaunchParams:
     """BLAS threads while the cores run. Each simulated Mmad is a small matrix product (at most 128 x 256 x
     128 in the examples), for which one thread is fastest: idle BLAS worker threads spin and compete with
     the simulation (measured: ~25% faster on example 10, far more on a loaded machine). ``None`` leaves the
-    process setting alone. Needs ``threadpoolctl`` (a dependency); restored when the launch ends."""
+    process setting alone. An example's golden (:class:`catlass_py.runner.ExampleRun`) runs under the same
+    limit: its products are as small as the groups they cover. Needs ``threadpoolctl`` (a dependency);
+    restored when the launch (or the golden) ends."""
 
     detect_races: bool = False
     """Check every pair of accesses to the same memory (GM, on-chip buffers, registers), from two cores or two

@@ -239,3 +239,24 @@ def test_blas_threads_are_limited_during_the_launch_and_restored_after():
     assert seen[0] == before
     with pytest.raises(ArgumentError, match="blas_threads"):
         LaunchParams(blas_threads=0)
+
+
+def test_an_examples_golden_runs_under_the_launchs_blas_limit():
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from catlass_py.arch import ATLAS_A2
+    from catlass_py.runner import ExampleRun
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    with threadpool_limits(2, user_api="blas"):  # a process setting the limit must differ from
+        before = blas_threads()
+        assert before and all(n == 2 for n in before)
+        for options, want in ((None, [1] * len(before)), (LaunchParams(blas_threads=None), before)):
+            ex = ExampleRun("probe", ATLAS_A2, 1, options=options)
+            with ex.phase("golden"):
+                assert blas_threads() == want
+            with ex.phase("host inputs"):
+                assert blas_threads() == before
+            assert blas_threads() == before and set(ex.timings) == {"golden", "host_inputs"}
