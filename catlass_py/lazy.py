@@ -30,16 +30,23 @@ def _is_type_checking(test: ast.expr) -> bool:
     return getattr(test, "id", getattr(test, "attr", None)) == "TYPE_CHECKING"
 
 
-def exported_names(source: str) -> dict[str, str]:
+def exported_names(source: str, package: str = "") -> dict[str, str]:
     """Name -> absolute module of every ``from MODULE import NAME [as ALIAS]`` under a top-level
-    ``if TYPE_CHECKING:`` of ``source``."""
+    ``if TYPE_CHECKING:`` of ``source``, the ``__init__.py`` of ``package`` (which resolves relative imports:
+    ``from .layout import Layout``)."""
     where: dict[str, str] = {}
     for node in ast.parse(source).body:
         if isinstance(node, ast.If) and _is_type_checking(node.test):
             for stmt in node.body:
-                if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
-                    for alias in stmt.names:
-                        where[alias.asname or alias.name] = stmt.module
+                if not isinstance(stmt, ast.ImportFrom):
+                    continue
+                if stmt.level:
+                    base = package.split(".")[:len(package.split(".")) - stmt.level + 1]
+                    module = ".".join(base + ([stmt.module] if stmt.module else []))
+                else:
+                    module = stmt.module or ""
+                for alias in stmt.names:
+                    where[alias.asname or alias.name] = module
     return where
 
 
@@ -56,7 +63,7 @@ class _ExportingModule(types.ModuleType):
 def lazy_exports(package: str, init_file: str) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
     """``(__getattr__, __dir__, __all__)`` for the package ``package`` whose ``__init__.py`` is ``init_file``."""
     with open(init_file, encoding="utf-8") as f:
-        where = exported_names(f.read())
+        where = exported_names(f.read(), package)
     module = sys.modules[package]
     module.__class__ = _ExportingModule
     module.__dict__["_lazy_exports"] = where
