@@ -45,6 +45,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_host import fastest_exact_gmm  # noqa: E402  (a sibling script)
+from bench_import import bytecode_cached_env  # noqa: E402
 
 from catlass_py import data, golden  # noqa: E402
 from catlass_py.analysis import CostModel  # noqa: E402
@@ -152,9 +153,11 @@ INPUTS_AND_GOLDEN = (
 
 def cli_rows(repeat):
     """(CLI run wall, inputs+golden wall, import wall, --help wall): fresh interpreters, best of ``repeat``, with
-    a private warm input cache (both sides load the inputs from it)."""
+    a private warm input cache (both sides load the inputs from it) and compiled bytecode cached as an installed
+    package has it (``bench_import.bytecode_cached_env``)."""
     with tempfile.TemporaryDirectory(prefix="catlass_py-bench-speed-") as cache:
-        env = dict(os.environ, CATLASS_PY_CACHE_DIR=cache, CATLASS_PY_CACHE="1", OPENBLAS_NUM_THREADS="1")
+        env = dict(bytecode_cached_env(os.path.join(cache, "pycache")), CATLASS_PY_CACHE_DIR=cache,
+                   CATLASS_PY_CACHE="1", OPENBLAS_NUM_THREADS="1")
         args = ", ".join(repr(a) for a in ("run", "10_grouped_matmul_slice_m_per_token_dequant",
                                            *map(str, README)))
         run_code = CLI.format(args=args)
