@@ -8,8 +8,8 @@ command fills the cache. Target: ``import catlass_py`` and ``catlass-py --help``
     python benchmarks/bench_import.py [--repeat N] [--src DIR]
 
 ``--src DIR`` measures another checkout of the package (DIR goes first on sys.path), e.g. a worktree of an
-older commit, for a before/after comparison. Never asserted in tests: tests/test_cli_hygiene.py and tests/test_lazy.py check what is
-imported, not how long it takes.
+older commit, for a before/after comparison. Never asserted in tests: tests/test_cli_hygiene.py and
+tests/test_lazy.py check what is imported, not how long it takes.
 """
 
 from __future__ import annotations
