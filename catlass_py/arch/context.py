@@ -157,6 +157,16 @@ class CoreContext:
             owner._tile_scratch = raw
         return raw
 
+    def launch_memo(self) -> dict:
+        """A dict shared by the launch's cores, for values every core derives alike from the launch's inputs
+        (a kernel's per-group descriptors): it lives as long as the launch. A core outside a launch has its
+        own."""
+        owner = self._launch if self._launch is not None else self
+        memo = getattr(owner, "_launch_memo", None)
+        if memo is None:
+            memo = owner._launch_memo = {}
+        return memo
+
     # -- events ----------------------------------------------------------------------------------
     def emit(self, pipe: Pipe, op: str, *, nbytes: int = 0, flops: int = 0, gm_reads=(), gm_writes=(), info=None,
              local_reads=(), local_writes=(), unit_flag: int = 0) -> None:

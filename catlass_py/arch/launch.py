@@ -290,6 +290,7 @@ class _Launch:
         self.runs = []
         self.by_core = {}
         self.kernel = self.params = self.flags = self.editor = self.error = None
+        self.__dict__.pop("_launch_memo", None)
 
 
 def _inject_abort(thread: threading.Thread) -> None:
