@@ -274,6 +274,31 @@ class CoreContext:
         if site is not None:
             self._editor.wait_consumed((source,), site, event.dst)
 
+    def unobserved_flag_ops(self):
+        """``(set_flag, wait_flag)`` doing what :meth:`set_flag` / :meth:`wait_flag` do on a core without a
+        sync-site editor when nobody observes sync events (None otherwise): the same queues, sequence
+        numbers and missing-set error, minus the checks of the event and id - for a caller replaying (event,
+        id) pairs that went through :meth:`set_flag` / :meth:`wait_flag` before."""
+        if self._editor is not None or self.bus.sync:
+            return None
+        events, bus, wait_flag = self._events, self.bus, self._wait_flag
+
+        def set_(event: HardEvent, event_id: int) -> None:
+            bus._seq = seq = bus._seq + 1
+            q = events.get((event, event_id))
+            if q is None:
+                q = events[(event, event_id)] = deque()
+            q.append(seq)
+
+        def wait(event: HardEvent, event_id: int) -> None:
+            q = events.get((event, event_id))
+            if q:
+                q.popleft()
+            else:
+                wait_flag(event, event_id, None)  # raises the missing-set DeadlockError (or consumes nothing)
+
+        return set_, wait
+
     def pipe_barrier(self, pipe: Pipe = Pipe.ALL) -> None:
         """``AscendC::PipeBarrier<pipe>()``: later instructions of ``pipe`` wait for earlier ones."""
         if not isinstance(pipe, Pipe):

@@ -164,7 +164,8 @@ class BlockMmadInstance(CloseOnExit):
         the geometry alone (the L1 stage, the L0A/L0B stages from the current list ids, K, the rounded M and N,
         the accumulator and its layout: the proof key), and the full loop made them without error."""
         ctx = self.ctx
-        wait, set_ = ctx.wait_flag, ctx.set_flag
+        quick = ctx.unobserved_flag_ops()
+        set_, wait = quick if quick is not None else (ctx.set_flag, ctx.wait_flag)
         m_mte1, mte2_mte1, mte1_mte2, mte1_m = HardEvent.M_MTE1, HardEvent.MTE2_MTE1, HardEvent.MTE1_MTE2, HardEvent.MTE1_M
         ev_l1a, ev_l1b = self.l1a_event[lid], self.l1b_event[lid]
         self._valid_m = None if m_actual is None else min(m_round, max(0, m_actual))
