@@ -364,11 +364,12 @@ class WorkspaceEpilogueKernel(GemmKernel):
         cores): ``(group, marker data, block coord, actual block shape)``. ``start_group(group)`` runs when a
         group starts (after its group-list read)."""
         l1 = self.block_mmad.l1_tile_shape
+        l1_mn = MatrixCoord(l1.m, l1.n)
         deal = RoundRobinGroups(core_idx, ctx.block_num)
         for group in self.group_walk.groups(ctx, params):
             if start_group is not None:
                 start_group(group)
-            scheduler = self.block_scheduler.update(group.shape, MatrixCoord(l1.m, l1.n))
+            scheduler = self.block_scheduler.update(group.shape, l1_mn)
             for loop in deal.loops(scheduler.get_core_loops()):
                 bc = scheduler.get_block_coord(loop)
                 mark = {"group": group.index, "loop": loop} if self.group_walk.grouped else {"loop": loop}
