@@ -157,6 +157,16 @@ class CoreContext:
             owner._tile_scratch = raw
         return raw
 
+    def launch_memo(self) -> dict:
+        """A dict shared by the launch's cores, for values every core derives alike from the launch's inputs
+        (a kernel's per-group descriptors): it lives as long as the launch. A core outside a launch has its
+        own."""
+        owner = self._launch if self._launch is not None else self
+        memo = getattr(owner, "_launch_memo", None)
+        if memo is None:
+            memo = owner._launch_memo = {}
+        return memo
+
     # -- events ----------------------------------------------------------------------------------
     def emit(self, pipe: Pipe, op: str, *, nbytes: int = 0, flops: int = 0, gm_reads=(), gm_writes=(), info=None,
              local_reads=(), local_writes=(), unit_flag: int = 0) -> None:
@@ -263,6 +273,31 @@ class CoreContext:
             bus.publish(WaitFlagEvent(bus.next_seq(), self.core, event, event_id, source))
         if site is not None:
             self._editor.wait_consumed((source,), site, event.dst)
+
+    def unobserved_flag_ops(self):
+        """``(set_flag, wait_flag)`` doing what :meth:`set_flag` / :meth:`wait_flag` do on a core without a
+        sync-site editor when nobody observes sync events (None otherwise): the same queues, sequence
+        numbers and missing-set error, minus the checks of the event and id - for a caller replaying (event,
+        id) pairs that went through :meth:`set_flag` / :meth:`wait_flag` before."""
+        if self._editor is not None or self.bus.sync:
+            return None
+        events, bus, wait_flag = self._events, self.bus, self._wait_flag
+
+        def set_(event: HardEvent, event_id: int) -> None:
+            bus._seq = seq = bus._seq + 1
+            q = events.get((event, event_id))
+            if q is None:
+                q = events[(event, event_id)] = deque()
+            q.append(seq)
+
+        def wait(event: HardEvent, event_id: int) -> None:
+            q = events.get((event, event_id))
+            if q:
+                q.popleft()
+            else:
+                wait_flag(event, event_id, None)  # raises the missing-set DeadlockError (or consumes nothing)
+
+        return set_, wait
 
     def pipe_barrier(self, pipe: Pipe = Pipe.ALL) -> None:
         """``AscendC::PipeBarrier<pipe>()``: later instructions of ``pipe`` wait for earlier ones."""

@@ -21,8 +21,8 @@ AIC0, AIV0.0, AIV0.1, AIC1, ...; with a seed it is drawn at random among the run
 runnable and some are not done, the launch raises :class:`DeadlockError` at once, naming every blocked
 core, its flag and the counters - it never hangs. An exception in a core ends the launch and names the core.
 
-Each core program runs on its own Python thread, but the baton (one semaphore per core) guarantees that
-exactly one runs at a time, so the simulation is deterministic and needs no locks.
+Each core program runs on its own Python thread, but the baton (one lock per core, used as a binary
+semaphore) guarantees that exactly one runs at a time, so the simulation is deterministic and needs no locks.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ class _CoreRun:
         self.ctx = ctx
         self.fn = fn
         self.state = "new"
-        self.sem = threading.Semaphore(0)
+        self.sem = threading.Lock()  # a binary semaphore at 0: released once per hand-over, acquired to run
+        self.sem.acquire()
         self.thread: threading.Thread | None = None
         self.waiting_on: int | None = None
 
@@ -137,16 +138,23 @@ class _Launch:
 
     # -- baton passing ---------------------------------------------------------------------------
     def _pick(self) -> _CoreRun | None:
-        runnable = [i for i, r in enumerate(self.runs) if r.state in ("new", "ready")]
-        if not runnable:
-            return None
+        runs = self.runs
         if self.rng is not None:
+            runnable = [i for i, r in enumerate(runs) if r.state in ("new", "ready")]
+            if not runnable:
+                return None
             i = self.rng.choice(runnable)
-        else:
-            n = len(self.runs)
-            i = min(runnable, key=lambda j: (j - self.current - 1) % n)
+        else:  # the first runnable core after the current one, in the fixed order (cyclically)
+            n = len(runs)
+            i = self.current
+            for _ in range(n):
+                i = i + 1 if i + 1 < n else 0
+                if runs[i].state in ("new", "ready"):
+                    break
+            else:
+                return None
         self.current = i
-        return self.runs[i]
+        return runs[i]
 
     def _hand_to(self, run: _CoreRun) -> None:
         if self.aborting:
@@ -268,7 +276,10 @@ class _Launch:
                 if r.state != "done":
                     _inject_abort(r.thread)
         for r in live:
-            r.sem.release()
+            try:
+                r.sem.release()
+            except RuntimeError:  # already released (handed the baton, not yet running): it wakes anyway
+                pass
         for r in live:
             # join without a time limit; an injected exception a core swallowed (or one that met the thread
             # outside Python code) is injected again every second until the thread ends
@@ -290,6 +301,7 @@ class _Launch:
         self.runs = []
         self.by_core = {}
         self.kernel = self.params = self.flags = self.editor = self.error = None
+        self.__dict__.pop("_launch_memo", None)
 
 
 def _inject_abort(thread: threading.Thread) -> None:

@@ -220,6 +220,20 @@ class GlobalTensor:
                 return whole[start:start + count]
         return _typed(self.buffer.raw[self.byte_offset:], dtype, count)
 
+    def element(self, index: int):
+        """Element ``index`` from this pointer (a numpy scalar): ``self.view(index + 1)[index]``, with the same
+        checks, read straight from the cached whole-buffer view when there is one."""
+        dtype = self.dtype
+        if index.__class__ is int and index >= 0 and not dtype.packed:
+            npd = dtype.numpy
+            isz = npd.itemsize
+            off = self.byte_offset
+            if off % isz == 0 and off + (index + 1) * isz <= self.buffer.nbytes:
+                whole = self.buffer._views.get(npd)
+                if whole is not None:
+                    return whole[off // isz + index]
+        return self.view(index + 1)[index]
+
     def access(self, start: int, length: int, stride: int = 0, count: int = 1) -> "MemAccess":
         """Describe touched elements ``count`` runs of ``length`` elements every ``stride`` elements from
         ``start`` (relative to this pointer) as a byte-level :class:`~catlass_py.arch.events.MemAccess`."""

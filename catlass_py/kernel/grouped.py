@@ -9,7 +9,7 @@ from catlass_py.arch.pipes import Pipe
 
 def get_value(ctx, gm: GlobalTensor, index: int) -> int:
     """Ascend C ``GlobalTensor::GetValue(index)``: one scalar read from GM (S pipe)."""
-    value = int(gm.view(index + 1)[index])
+    value = int(gm.element(index))
     if ctx.bus.instructions:
         ctx.emit(Pipe.S, "GetValue", gm_reads=(gm.access(index, 1),))
     return value

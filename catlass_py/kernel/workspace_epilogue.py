@@ -94,6 +94,16 @@ class GemmGroup:
     row: int
 
 
+def params_memo(ctx, what: str, params) -> dict:
+    """A dict shared by the launch's cores for what they derive alike from ``params`` (``what`` names the
+    use): the launch's memo (``CoreContext.launch_memo``) keyed by the params object itself."""
+    memo = ctx.launch_memo()
+    entry = memo.get((what, id(params)))
+    if entry is None or entry[0] is not params:
+        entry = memo[(what, id(params))] = (params, {})  # holding params keeps its id from being reused
+    return entry[1]
+
+
 class GroupWalk:
     """How a problem splits into groups: :meth:`groups` on a core (reading the group list from GM), and
     :meth:`shapes` on the host (for the block count)."""
@@ -112,12 +122,17 @@ class SliceMGroups(GroupWalk):
 
     def groups(self, ctx, params) -> Iterator[GemmGroup]:
         _, n, k = params.problem_shape
+        memo = params_memo(ctx, "slice-m groups", params)  # every core reads the same list: one GemmGroup each
         prev = 0
         for g in range(params.problem_count):
             value = get_value(ctx, params.ptr_group_list, g)
-            m_g = value - prev
-            yield GemmGroup(g, GemmCoord(m_g, n, k), params.layout_a.get_tile_layout(m_g, k), params.layout_b,
-                            prev * k, g * k * n, prev)
+            group = memo.get((g, prev, value))
+            if group is None:
+                m_g = value - prev
+                group = memo[(g, prev, value)] = GemmGroup(
+                    g, GemmCoord(m_g, n, k), params.layout_a.get_tile_layout(m_g, k), params.layout_b, prev * k,
+                    g * k * n, prev)
+            yield group
             prev = value
 
     def shapes(self, problem_shape, group_list) -> list[GemmCoord]:
@@ -132,12 +147,17 @@ class SliceKGroups(GroupWalk):
 
     def groups(self, ctx, params) -> Iterator[GemmGroup]:
         m, n, _ = params.problem_shape
+        memo = params_memo(ctx, "slice-k groups", params)  # every core reads the same list: one GemmGroup each
         prev = 0
         for g in range(params.problem_count):
             value = get_value(ctx, params.ptr_group_list, g)
-            k_g = value - prev
-            yield GemmGroup(g, GemmCoord(m, n, k_g), params.layout_a.get_tile_layout(m, k_g),
-                            params.layout_b.get_tile_layout(k_g, n), m * prev, prev * n, g * m)
+            group = memo.get((g, prev, value))
+            if group is None:
+                k_g = value - prev
+                group = memo[(g, prev, value)] = GemmGroup(
+                    g, GemmCoord(m, n, k_g), params.layout_a.get_tile_layout(m, k_g),
+                    params.layout_b.get_tile_layout(k_g, n), m * prev, prev * n, g * m)
+            yield group
             prev = value
 
     def shapes(self, problem_shape, group_list) -> list[GemmCoord]:
@@ -344,11 +364,12 @@ class WorkspaceEpilogueKernel(GemmKernel):
         cores): ``(group, marker data, block coord, actual block shape)``. ``start_group(group)`` runs when a
         group starts (after its group-list read)."""
         l1 = self.block_mmad.l1_tile_shape
+        l1_mn = MatrixCoord(l1.m, l1.n)
         deal = RoundRobinGroups(core_idx, ctx.block_num)
         for group in self.group_walk.groups(ctx, params):
             if start_group is not None:
                 start_group(group)
-            scheduler = self.block_scheduler.update(group.shape, MatrixCoord(l1.m, l1.n))
+            scheduler = self.block_scheduler.update(group.shape, l1_mn)
             for loop in deal.loops(scheduler.get_core_loops()):
                 bc = scheduler.get_block_coord(loop)
                 mark = {"group": group.index, "loop": loop} if self.group_walk.grouped else {"loop": loop}
@@ -400,9 +421,15 @@ class WorkspaceEpilogueKernel(GemmKernel):
         else:
             wait_stored = partial(self.aiv_wait_block_stored, ctx, self.flag_aic_finish_store.fresh())
         block_shape = GemmCoord(l1.m, l1.n, l1.k)
+        # one epilogue Params per group, made by the first core that starts the group and shared by the others
+        # (the epilogues only read them); keyed by the group object, which the walk's memo shares too
+        shared = params_memo(ctx, "epilogue params", params)
         with self.block_epilogue(ctx.resource) as epilogue:
             def start_group(group):
-                epilogue.update_params(self.epilogue_params(params, group))
+                hit = shared.get(id(group))
+                if hit is None or hit[0] is not group:
+                    hit = shared[id(group)] = (group, self.epilogue_params(params, group))
+                epilogue.update_params(hit[1])
 
             for group, mark, bc, actual in self.blocks(ctx, params, core_idx, start_group):
                 if ring:

@@ -173,6 +173,22 @@ def _gm_copy_plan(local, layout_local, gm, layout_gm, rows, cols):
     return lv, shape, tuple(st * isz for st in sg), lv.dtype, top
 
 
+def gm_copy_plan(local: LocalTensor, layout_local, gm: GlobalTensor, layout_gm, rows: int, cols: int):
+    """The cached plan of :func:`gm_local_copy` (``(local view, GM view shape, GM view byte strides, GM view
+    dtype, largest GM element offset)``, valid for any GM pointer of ``gm``'s dtype whose buffer holds that
+    offset), or None when the regions are not single views."""
+    cache = _cache_of(local)
+    if cache is None or not (isinstance(layout_local, MatrixLayout) and isinstance(layout_gm, MatrixLayout)):
+        return None
+    key = ("gm", local.arena.id, local.byte_offset, local.count, local.dtype.name, layout_local.__class__,
+           layout_local._geom, layout_local.rows, layout_local.cols, layout_gm.__class__, layout_gm._geom,
+           layout_gm.rows, layout_gm.cols, gm.dtype.name, rows, cols)
+    plan = cache.get(key, _MISSING)
+    if plan is _MISSING:
+        plan = cache[key] = _gm_copy_plan(local, layout_local, gm, layout_gm, rows, cols)
+    return plan
+
+
 def gm_local_copy(local: LocalTensor, layout_local, gm: GlobalTensor, layout_gm, rows: int, cols: int, *,
                   to_gm: bool) -> bool:
     """``local_write(local, .., gm_read(gm, ..))`` (``to_gm=False``) or ``gm_write(gm, .., local_read(local, ..))``
@@ -180,16 +196,9 @@ def gm_local_copy(local: LocalTensor, layout_local, gm: GlobalTensor, layout_gm,
     tensor and a view of GM checked against the end of its buffer; False (nothing done) when the regions are
     not single views, the GM region passes the buffer's end or GM is read-only for a store: the caller then
     takes the piecewise path, which raises the errors."""
-    cache = _cache_of(local)
-    if (cache is None or not (isinstance(layout_local, MatrixLayout) and isinstance(layout_gm, MatrixLayout))
-            or (to_gm and gm.buffer.read_only)):
+    if to_gm and gm.buffer.read_only:
         return False
-    key = ("gm", local.arena.id, local.byte_offset, local.count, local.dtype.name, layout_local.__class__,
-           layout_local._geom, layout_local.rows, layout_local.cols, layout_gm.__class__, layout_gm._geom,
-           layout_gm.rows, layout_gm.cols, gm.dtype.name, rows, cols)
-    plan = cache.get(key, _MISSING)
-    if plan is _MISSING:
-        plan = cache[key] = _gm_copy_plan(local, layout_local, gm, layout_gm, rows, cols)
+    plan = gm_copy_plan(local, layout_local, gm, layout_gm, rows, cols)
     if plan is None:
         return False
     lv, shape, strides, dtype, top = plan

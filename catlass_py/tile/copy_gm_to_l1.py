@@ -18,7 +18,9 @@ from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import l1_type as _l1_type
 from catlass_py.layout import ColumnMajor, PaddingColumnMajor, PaddingRowMajor, RowMajor, nZ, zN
 from catlass_py.tile._region import (
+    _max_offset,
     gm_check,
+    gm_copy_plan,
     gm_local_copy,
     gm_read,
     gm_region_access,
@@ -73,6 +75,20 @@ class CopyGmToL1:
         self.c0 = gm_type.element.c0
 
     def __call__(self, dst: LocalTensor, src: GlobalTensor, layout_dst, layout_src) -> None:
+        ctx = dst.ctx
+        replay = None
+        if ctx is not None and not ctx.bus.instructions:
+            # Nobody observes the instruction: a copy whose geometry (this copy, the L1 slot and layout, the GM
+            # layout and dtype) already went through the single-view path below repeats its copy, after the
+            # one check that depends on the pointer (the region ends inside the GM buffer; else the path
+            # below raises the error).
+            replay = (self, dst.arena.id, dst.byte_offset, dst.count, dst.dtype.name, layout_dst.__class__,
+                      layout_dst._key(), layout_src.__class__, layout_src._key(), src.dtype.name)
+            plan = ctx.tile_cache.get(replay)
+            if plan is not None and plan[4] < src.size:
+                lv, shape, strides, dtype, _ = plan
+                np.copyto(lv, np.ndarray(shape, dtype, buffer=src.buffer.raw, offset=src.byte_offset, strides=strides))
+                return
         what = type(self).__name__
         rows, cols = layout_src.rows, layout_src.cols
         if isinstance(layout_src, PaddingRowMajor):  # Nd2Nz with srcDValue = stride(0) (CATLASS)
@@ -87,6 +103,11 @@ class CopyGmToL1:
             layout_l1 = layout_dst.get_tile_layout(*shape)
             if not gm_local_copy(dst, layout_l1, src, layout_src, rows, cols, to_gm=False):
                 local_write(dst, layout_l1, self._gather(src, layout_src, rows, cols, what)[0], what)
+            elif replay is not None and read == (layout_src, rows, cols):
+                plan = gm_copy_plan(dst, layout_l1, src, layout_src, rows, cols)
+                itemsize = 1 if src.dtype.packed else src.dtype.numpy.itemsize
+                if plan is not None and plan[4] == _max_offset(layout_src, rows, cols, itemsize):
+                    ctx.tile_cache[replay] = plan  # its bounds check is the one _gather made: the same top
         else:
             data, shape, dmas, read = self._gather(src, layout_src, rows, cols, what, compute)
             # The zero fill of the last 32-byte chunk may reach into the layout's padding columns.

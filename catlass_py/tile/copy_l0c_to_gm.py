@@ -20,6 +20,7 @@ from catlass_py.layout import RowMajor, zN
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.tile._region import (
     gm_check,
+    gm_local_copy,
     gm_region_access,
     gm_write,
     local_check,
@@ -29,6 +30,7 @@ from catlass_py.tile._region import (
 )
 from catlass_py.tile.quant import (
     VECTOR_MODES,
+    QuantMode,
     ScaleGranularity,
     fixpipe_convert,
     m1_scale,
@@ -77,7 +79,10 @@ class CopyL0CToGm:
             layout_src = layout_src.get_tile_layout(m, n)
         if self.quant_mode in VECTOR_MODES and scale is None:
             raise ConfigError("CopyL0CToGm: PER_CHANNEL quantisation needs the FB scale tensor")
-        if src.computes:
+        if src.computes and self._plain_copy(src, dst) and gm_local_copy(src, layout_src, dst, layout_dst, m, n,
+                                                                          to_gm=True):
+            pass  # NoQuant between equal dtypes without ReLU moves the accumulator as it is (fixpipe_convert copies)
+        elif src.computes:
             acc = local_read(src, layout_src, m, n, "CopyL0CToGm")
             if self.quant_mode in VECTOR_MODES:
                 factor = m1_scale(scale.view(n))[None, :]
@@ -98,3 +103,18 @@ class CopyL0CToGm:
             ctx.emit(Pipe.FIX, "Fixpipe", nbytes=self.gm_type.element.nbytes(m * n),
                      gm_writes=gm_region_access(dst, layout_dst, m, n), local_reads=reads, unit_flag=unit_flag,
                      info={"m": m, "n": n, "quant": self.quant_mode.value, "relu": self.relu})
+
+    _scale_word_checked = False
+
+    def _plain_copy(self, src: LocalTensor, dst: GlobalTensor) -> bool:
+        """Whether the store converts nothing: NoQuant, no ReLU and the same numpy dtype in L0C and GM (then
+        ``fixpipe_convert`` returns a copy of the accumulator and the store is a plain region copy)."""
+        if self.quant_mode is not QuantMode.NoQuant or self.relu:
+            return False
+        npd = src.dtype.numpy
+        if src.dtype.packed or dst.dtype.packed or npd != dst.dtype.numpy or npd != self.gm_type.element.numpy:
+            return False
+        if not self._scale_word_checked:  # the converting path derives the M1 scale on every store
+            m1_scale(self.scale_word)
+            self._scale_word_checked = True
+        return True

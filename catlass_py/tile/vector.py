@@ -21,7 +21,7 @@ from catlass_py.errors import ConfigError
 from catlass_py.gemm.coord import MatrixShape
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.integers import is_int
-from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.numerics.dtypes import BFLOAT16, FLOAT16, FLOAT32, get_dtype
 from catlass_py.numerics.rounding import RoundMode, cast as _cast
 from catlass_py.tile._region import span_access
 
@@ -49,13 +49,42 @@ def _ub(t: LocalTensor, op: str) -> None:
         raise ConfigError(f"{op}: operands must live in UB, got a {t.position} tensor")
 
 
+def _plain_conversion(src_dtype, dst_dtype, round_mode: RoundMode) -> bool:
+    """Whether ``rounding.cast`` of a ``src_dtype`` array to ``dst_dtype`` with ``round_mode`` is numpy's own
+    conversion (``astype``): widening to fp32 from a type it holds exactly (any mode), int32 -> fp32 with
+    RINT/NONE (round to nearest even), fp32 -> fp16/bf16 with RINT/NONE (correctly rounded, overflow to inf)."""
+    if round_mode.__class__ is not RoundMode or round_mode is RoundMode.HYBRID:  # cast() validates these
+        return False
+    key = (src_dtype, dst_dtype, round_mode)
+    hit = _PLAIN_CONVERSIONS.get(key)
+    if hit is None:
+        rne = round_mode in (RoundMode.RINT, RoundMode.NONE)
+        src_np = np.dtype(src_dtype)
+        hit = dst_dtype is FLOAT32 and (
+            src_np in (np.dtype(np.float16), np.dtype(BFLOAT16.numpy), np.dtype(np.float32), np.dtype(np.int8),
+                       np.dtype(np.int16)) or (src_np == np.dtype(np.int32) and rne))
+        hit = hit or (dst_dtype in (FLOAT16, BFLOAT16) and src_np == np.dtype(np.float32) and rne)
+        _PLAIN_CONVERSIONS[key] = hit
+    return hit
+
+
+_PLAIN_CONVERSIONS: dict = {}
+
+
 def vector_cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) -> None:
     """Ascend C ``Cast(dst, src, roundMode, count)``: convert ``count`` elements with ``round_mode``
     (``RoundMode.NONE`` for exact widening such as bf16 -> fp32)."""
     _ub(dst, "Cast")
     _ub(src, "Cast")
     if dst.computes:
-        dst.view(count)[:] = _cast(src.view(count), dst.dtype, round_mode)
+        x = src.view(count)  # the source is checked (and converted) before the destination
+        if _plain_conversion(x.dtype, dst.dtype, round_mode):
+            d = dst.view(count)
+            with np.errstate(over="ignore", invalid="ignore"):  # what rounding.cast does around astype
+                np.copyto(d, x, casting="unsafe")  # the same conversion, without the intermediate array
+        else:
+            y = _cast(x, dst.dtype, round_mode)
+            dst.view(count)[:] = y
     else:  # timing-only: the same checks (the conversion's too, on no elements), no bytes
         _checks((src, count), (dst, count))
         _cast(np.empty(0, src.dtype.numpy), dst.dtype, round_mode)
@@ -96,8 +125,11 @@ class TileRowBroadcastMul:
     def __call__(self, out: LocalTensor, in0: LocalTensor, in1: LocalTensor) -> None:
         r, c = self.tile_shape
         if out.computes:
-            res = in0.view(r * c).reshape(r, c) * in1.view(c)
-            out.view(r * c).reshape(r, c)[:] = res
+            x, y, o = in0.view(r * c).reshape(r, c), in1.view(c), out.view(r * c).reshape(r, c)
+            if x.dtype == y.dtype == o.dtype:  # written in place (numpy buffers any overlap of out and in0)
+                np.multiply(x, y, out=o)
+            else:
+                o[:] = x * y
         else:  # timing-only: the same checks, no bytes
             _checks((in0, r * c), (in1, c), (out, r * c))
         _emit(out, "TileRowBroadcastMul", r * c, ((in0, r * c), (in1, c)), ((out, r * c),))
@@ -145,8 +177,11 @@ class TileOneBlkColumnBroadcastMul:
         b = self.blk
         if out.computes:
             blocks = in1.view(r * b).reshape(r, 1, b)
-            res = in0.view(r * c).reshape(r, c // b, b) * blocks
-            out.view(r * c).reshape(r, c // b, b)[:] = res
+            x, o = in0.view(r * c).reshape(r, c // b, b), out.view(r * c).reshape(r, c // b, b)
+            if x.dtype == blocks.dtype == o.dtype:  # written in place (numpy buffers any overlap of out and in0)
+                np.multiply(x, blocks, out=o)
+            else:
+                o[:] = x * blocks
         else:  # timing-only: the same checks, no bytes
             _checks((in1, r * b), (in0, r * c), (out, r * c))
         _emit(out, "TileOneBlkColumnBroadcastMul", r * c, ((in0, r * c), (in1, r * b)), ((out, r * c),))
