@@ -41,11 +41,13 @@ chose the parameters marked "fitted"):
   past ``l2_size_bytes``; the cache starts empty, as after CATLASS's tuner clears it before each timed run,
   and is kept across the launches one model observes). Reuse of A and B tiles across cores is therefore
   counted: the first core to read a tile pays the miss, the others hit;
-* every read also queues, in simulated time, on the L2 all cores share (``l2_bandwidth_gbps``) and a miss on
-  the HBM (``gm_bandwidth_gbps`` plus ``hbm_run_cycles`` per run): the read ends when its core, the L2 and
-  the HBM are done with it. That is the per-core against chip-wide bandwidth: a core alone reads at its own
-  rate, many cores at their share of the chip's. The HBM bytes fetched / ``gm_bandwidth`` also floor the
-  predicted time;
+* every read also queues, in simulated time, on the L2 all cores share (``l2_bandwidth_gbps``, first come first
+  served), and a miss shares the HBM (``gm_bandwidth_gbps`` plus ``hbm_run_cycles`` per run) with the other
+  misses in flight: it gets 1/n of it, n the misses in flight when it starts, its own included. The read ends
+  when its core, the L2 and its HBM share are done with it. That is the per-core against chip-wide bandwidth: a
+  core alone reads at its own rate, many cores at their share of the chip's, and a small miss (a vector core's
+  scale vector) is not queued behind the other cores' whole tiles. The HBM bytes fetched / ``gm_bandwidth``
+  also floor the predicted time;
 * writes (Fixpipe, MTE3) land in L2 at the core's rate; an atomic add's Fixpipe moves the bytes and the add
   costs nothing more;
 * every launch adds its head overhead: ``launch_overhead_us``, plus ``mix_launch_overhead_us``
@@ -54,8 +56,9 @@ chose the parameters marked "fitted"):
 To time reads of shared bytes in the order they happen, events are queued per core and timed at the end of
 the launch, always advancing the core that has got least far (the simulator runs one core at a time, so its
 event order is not the order in time). Approximations: pipe queues are unbounded (issue never stalls on a full
-queue); a read that overlaps an earlier one only in part misses; writes do not queue on the shared L2/HBM;
-latency does not depend on the address pattern beyond the per-run cost.
+queue); a read that overlaps an earlier one only in part misses; a miss's HBM share is fixed when it starts
+(misses that start later do not slow it); writes do not queue on the shared L2/HBM; latency does not depend on
+the address pattern beyond the per-run cost.
 """
 
 from __future__ import annotations
@@ -224,7 +227,7 @@ class CostModel(PipeOrder):
         self._gm_read = self._gm_write = 0
         self._l2_hit_bytes = self._hbm_read = 0
         self._hbm_rate = p.gm_bandwidth_gbps / p.clock_ghz  # bytes per cycle, all cores together
-        self._hbm_free = self._offset  # when the HBM has served every miss queued so far
+        self._hbm_active: list[float] = []  # end times of the reads in flight that fetch from HBM (a heap)
         self._l2_rate = p.l2_bandwidth_gbps / p.clock_ghz
         self._l2_free = self._offset  # when the L2 has served every read queued so far
         self._macs = 0
@@ -427,9 +430,10 @@ class CostModel(PipeOrder):
 
     def _gm_read_cycles(self, core_type, accesses, start: float) -> float:
         """MTE2 cycles of the GM reads ``accesses`` starting at ``start``: ``gm_run_cycles`` per contiguous run, the
-        bytes of L2 hits at the core's L2 rate, the whole HBM granules of misses at the core's HBM rate; misses also
-        queue for the HBM every core shares (in simulated time: ``gm_bandwidth`` and ``hbm_run_cycles`` per run),
-        and the transfer ends when both the core and the HBM are done with it."""
+        bytes of L2 hits at the core's L2 rate, the whole HBM granules of misses at the core's HBM rate; every read
+        also queues for the L2 all cores share (first come first served), and a read that fetches from HBM gets
+        1/n of the HBM's bandwidth (``gm_bandwidth`` and ``hbm_run_cycles`` per run; n the fetches in flight at
+        ``start``, itself included); the transfer ends when the core, the L2 and the HBM share are done with it."""
         p = self.params
         hit_bytes = miss_bytes = fetched = 0
         hit_runs = miss_runs = fetch_runs = 0
@@ -460,12 +464,15 @@ class CostModel(PipeOrder):
         self._l2_free = l2_start + (hit_bytes + miss_bytes) / self._l2_rate
         if self._l2_free - start > cycles:
             cycles = self._l2_free - start
-        if fetched:
+        if fetched:  # the HBM: this miss gets 1/n of it, n the misses in flight when it starts (its own included)
             self._hbm_read += fetched
-            hbm_start = start if start > self._hbm_free else self._hbm_free
-            self._hbm_free = hbm_start + fetched / self._hbm_rate + fetch_runs * p.hbm_run_cycles
-            if self._hbm_free - start > cycles:
-                cycles = self._hbm_free - start
+            fetching = self._hbm_active
+            while fetching and fetching[0] <= start:
+                heapq.heappop(fetching)
+            share = (fetched / self._hbm_rate + fetch_runs * p.hbm_run_cycles) * (len(fetching) + 1)
+            if share > cycles:
+                cycles = share
+            heapq.heappush(fetching, start + cycles)
         return cycles
 
     def _l2_lookup(self, key, buffer_id: int, n: int, t: float, fetch: float) -> int:

@@ -402,8 +402,8 @@ def roofline_us(problem: Problem, l1_tile: str, arch, cores: int) -> float:
     per-core L2-hit and L2-miss read rates and runs ceil(rows/16) ceil(cols/16) ceil(k/K0) cube fractals at one
     per cycle; a core's time is at least its blocks' MTE2 time and at least their cube time, the busiest core has
     ceil(blocks/cores) blocks and the cores together all of them, A and B missing L2 once (at the slower miss
-    rate); every read passes the shared L2 and A and B come from HBM at least once (the chip-wide floors); the
-    last read and the last store each land ``gm_latency_cycles`` after their transfer; every launch pays
+    rate); every read passes the shared L2 and A and B come from HBM at least once (the chip-wide floors); a core's
+    last read and last store each land ``gm_latency_cycles`` after their transfer; every launch pays
     ``launch_overhead_us``. Epilogues and other overheads only add time. (The sweep checks the bound against every prediction and stops pruning if one
     falls below it.)"""
     p = arch.cost
@@ -428,8 +428,9 @@ def roofline_us(problem: Problem, l1_tile: str, arch, cores: int) -> float:
     mte2 = (compulsory / miss + (read - compulsory) / rate) / used
     per_core = max(mte2, busiest * small_read / rate, cube / used, busiest * small_cube)
     floor = max(read / (p.l2_bandwidth_gbps / p.clock_ghz), compulsory / (p.gm_bandwidth_gbps / p.clock_ghz))
-    # The last read lands gm_latency after its transfer and the last store as long after its own.
-    return (max(per_core, floor) + 2 * p.gm_latency_cycles) / (p.clock_ghz * 1e3) + p.launch_overhead_us
+    # A core's last read lands gm_latency after its transfer and the last store as long after its own; the chip-wide
+    # floors bound the launch's time as they are (the cost model floors its time by the HBM's without the latencies).
+    return max(per_core + 2 * p.gm_latency_cycles, floor) / (p.clock_ghz * 1e3) + p.launch_overhead_us
 
 
 __all__ = ["Problem", "SPACES", "SearchSpace", "TileRange", "check_config", "config_key", "describe_spaces",
