@@ -78,7 +78,7 @@ from catlass_py.arch.events import (
     WaitFlagEvent,
 )
 from catlass_py.arch.pipe_order import PIPES, CoreOrder, PipeOrder
-from catlass_py.arch.pipes import CoreType, Pipe
+from catlass_py.arch.pipes import CoreType, HardEvent, Pipe
 
 AIC_PIPES = ("MTE2", "MTE1", "M", "FIX", "S")
 AIV_PIPES = ("MTE2", "V", "MTE3", "S")
@@ -214,8 +214,8 @@ class CostModel(PipeOrder):
         self._timing: dict[CoreId, _CoreTiming] = {}
         for c, st in self.orders.items():
             st.data = self._timing[c] = _CoreTiming(self._offset, PIPES)
-        self._queues: dict[CoreId, list] = {c: [] for c in info.cores}
-        self._last_core = self._last_queue = None
+        self._log: list = []
+        self.on_event = self._log.append  # the bus calls list.append directly: no Python frame per event
         if self.arch_override is not None and arch.arch_code != info.arch.arch_code:
             from catlass_py.errors import ArgumentError
 
@@ -244,11 +244,9 @@ class CostModel(PipeOrder):
         self._head = head_us * 1e3 * p.clock_ghz
 
     def on_event(self, e) -> None:
-        """Queue the event on its core; the launch's events are timed at its end (:meth:`_time_events`)."""
-        core = e.core
-        if core is not self._last_core:  # events come in runs of one core: skip hashing the CoreId
-            self._last_core, self._last_queue = core, self._queues[core]
-        self._last_queue.append(e)
+        """Keep the event; the launch's events are timed at its end (:meth:`_time_events`). During a launch
+        the instance attribute ``on_event`` is the bound ``append`` of that list, which this method matches."""
+        self._log.append(e)
 
     def on_launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
         mark = len(self.intervals)
@@ -261,41 +259,133 @@ class CostModel(PipeOrder):
         self._timing = {}
         super().on_launch_end(info, error)
 
+    def release(self) -> None:
+        super().release()
+        self._log = []
+        self.__dict__.pop("on_event", None)
+
     def _time_events(self) -> None:
         """Time the queued events core by core in simulated-time order: always the core that has got least far
         (the start of its latest instruction), until it passes the next one; a core whose ``CrossCoreWaitFlag``
         consumes a set not yet timed waits for it. The simulator runs one core at a time, so its event order
         is not the order in time; the L2 model needs the latter (the first read of some bytes in time is the
-        one that misses)."""
+        one that misses).
+
+        The three kinds that make up most of a launch - an instruction without a unit flag, ``SetFlag`` and
+        ``WaitFlag`` - are timed here directly (what :meth:`PipeOrder._on_instruction`, ``_on_set`` and
+        ``_on_wait`` followed by this class's :meth:`instruction`, :meth:`publish` and :meth:`join` do, as the
+        same operations on the same values); every other event takes the pipe model's route."""
+        log = self._log
+        self._log = []
+        if "on_event" in self.__dict__:
+            self.on_event = self._log.append
+        # Split the launch's events by core (in the order of the launch's cores), keeping each core's order.
+        by_id = {id(c): [] for c in self._timing}
+        for e in log:
+            q = by_id.get(id(e.core))
+            if q is None:  # an equal CoreId that is not the launch's own object (a hand-built event)
+                q = by_id[id(self.orders[e.core].core)]
+            q.append(e)
+        log = None
+        queues = [(t, deque(q)) for t, q in zip(self._timing.values(), by_id.values()) if q]
+        by_id = None
         route = self._route
-        tokens = self._xtokens
-        queues = [(c, self._timing[c], deque(q)) for c, q in self._queues.items() if q]
-        self._queues = {c: [] for c in self._queues}
-        self._last_core = self._last_queue = None
-        heap = [(t.clock, i) for i, (_c, t, _q) in enumerate(queues)]
+        xtokens = self._xtokens
+        tokens = self._tokens
+        duration = self._duration
+        record = self.record
+        intervals, landing = self.intervals, self.landing
+        event_sets, event_waits = self.event_sets, self.event_waits
+        written = self._written
+        sic = self.params.scalar_issue_cycles
+        ends = _ENDS
+        S = Pipe.S
+        gm_read = gm_write = 0
+        heappush, heappop = heapq.heappush, heapq.heappop
+        heap = [(t.clock, i) for i, (t, _q) in enumerate(queues)]
         heapq.heapify(heap)
         parked: dict[int, list[int]] = {}
         while heap:
-            _clock, i = heapq.heappop(heap)
-            _core, t, q = queues[i]
+            _clock, i = heappop(heap)
+            t, q = queues[i]
             limit = heap[0][0] if heap else math.inf
+            free, done = t.free, t.done
             while q:
                 e = q[0]
-                kind = type(e)
-                if kind is CrossCoreWaitEvent:
-                    missing = next((s for s in e.sources if s not in tokens), None)
-                    if missing is not None:
-                        parked.setdefault(missing, []).append(i)
+                kind = e.__class__
+                if kind is InstructionEvent and not e.unit_flag:  # PipeOrder._on_instruction + instruction
+                    q.popleft()
+                    pipe = e.pipe
+                    issue = t.issue
+                    f = free[pipe]
+                    start = issue if issue > f else f
+                    if start > t.clock:
+                        t.clock = start
+                    dur, lat = duration(e, pipe, start)
+                    busy_end = start + dur
+                    free[pipe] = busy_end
+                    t.last_end[pipe] = busy_end + lat
+                    if busy_end + lat > done[pipe]:
+                        done[pipe] = busy_end + lat
+                    t.busy[pipe] += dur
+                    if pipe is S:
+                        t.issue = busy_end + lat
+                    else:
+                        t.issue = issue + sic
+                    for a in e.gm_reads:
+                        gm_read += a.length * a.count
+                    for a in e.gm_writes:
+                        gm_write += a.length * a.count
+                        written.add(a.buffer_id)
+                    if record:
+                        intervals.append((e.core, pipe.value, e.op, start, dur, e.seq, e.nbytes))
+                        landing.append(lat)
+                    if t.clock > limit:
+                        heappush(heap, (t.clock, i))
                         break
-                q.popleft()
-                route.get(kind, _skip)(e)
-                if kind is CrossCoreSetEvent:
-                    for j in parked.pop(e.seq, ()):
-                        heapq.heappush(heap, (queues[j][1].clock, j))
-                if t.clock > limit:
-                    heapq.heappush(heap, (t.clock, i))
-                    break
-        for _core, _t, q in queues:  # a wait whose set never came (the launch failed): time what is left
+                elif kind is SetFlagEvent:  # PipeOrder._on_set + publish
+                    q.popleft()
+                    pipe = ends[e.event][0]
+                    fire = t.issue
+                    v = done[pipe]
+                    if v > fire:
+                        fire = v
+                    v = free[pipe]
+                    if v > fire:
+                        fire = v
+                    t.issue += sic
+                    if record:
+                        event_sets[e.seq] = (e.core, e.event.name, e.event_id, fire)
+                    tokens[e.seq] = fire
+                elif kind is WaitFlagEvent:  # PipeOrder._on_wait + join
+                    q.popleft()
+                    token = tokens.pop(e.source_seq, None)
+                    if token is not None:
+                        pipe = ends[e.event][1]
+                        if token > free[pipe]:
+                            free[pipe] = token
+                        if pipe is S and token > t.issue:
+                            t.issue = token
+                        t.issue += sic
+                        if record:
+                            event_waits.append((e.core, e.event.name, e.event_id, free[pipe], e.source_seq))
+                else:
+                    if kind is CrossCoreWaitEvent:
+                        missing = next((s for s in e.sources if s not in xtokens), None)
+                        if missing is not None:
+                            parked.setdefault(missing, []).append(i)
+                            break
+                    q.popleft()
+                    route.get(kind, _skip)(e)
+                    if kind is CrossCoreSetEvent:
+                        for j in parked.pop(e.seq, ()):
+                            heappush(heap, (queues[j][0].clock, j))
+                    if t.clock > limit:
+                        heappush(heap, (t.clock, i))
+                        break
+        self._gm_read += gm_read
+        self._gm_write += gm_write
+        for _t, q in queues:  # a wait whose set never came (the launch failed): time what is left
             for e in q:
                 route.get(type(e), _skip)(e)
 
@@ -536,6 +626,9 @@ class CostModel(PipeOrder):
 
 
 _HIT, _MISS, _REFETCH = 0, 1, 2
+
+_ENDS = {ev: (ev.src, ev.dst) for ev in HardEvent}
+"""(set pipe, wait pipe) of every ``HardEvent``."""
 
 
 def _skip(e) -> None:
