@@ -69,15 +69,17 @@ from typing import Any
 from catlass_py.arch.events import (
     CoreEndEvent,
     CoreId,
+    CoreStartEvent,
     CrossCoreSetEvent,
     CrossCoreWaitEvent,
     InstructionEvent,
     LaunchInfo,
     MarkerEvent,
+    PipeBarrierEvent,
     SetFlagEvent,
     WaitFlagEvent,
 )
-from catlass_py.arch.pipe_order import PIPES, CoreOrder, PipeOrder
+from catlass_py.arch.pipe_order import PIPE_INDEX, PIPES, CoreOrder, PipeOrder
 from catlass_py.arch.pipes import CoreType, HardEvent, Pipe
 
 AIC_PIPES = ("MTE2", "MTE1", "M", "FIX", "S")
@@ -177,6 +179,8 @@ class CostModel(PipeOrder):
     def __init__(self, arch=None, *, record: bool = False):
         self.arch_override = arch
         self.record = record
+        if not record:  # markers only go into the trace: without one the machine need not build them
+            self.interests = PipeOrder.interests - {"marker"}
         self.reports: list[CostReport] = []
         self.cores: tuple[CoreId, ...] = ()
         self.intervals: list[tuple] = []
@@ -214,8 +218,8 @@ class CostModel(PipeOrder):
         self._timing: dict[CoreId, _CoreTiming] = {}
         for c, st in self.orders.items():
             st.data = self._timing[c] = _CoreTiming(self._offset, PIPES)
-        self._log: list = []
-        self.on_event = self._log.append  # the bus calls list.append directly: no Python frame per event
+        self._queues: dict[int, list] = {id(st.core): [] for st in self.orders.values()}  # by id of the CoreId
+        self._last_core = self._last_queue = None
         if self.arch_override is not None and arch.arch_code != info.arch.arch_code:
             from catlass_py.errors import ArgumentError
 
@@ -235,6 +239,7 @@ class CostModel(PipeOrder):
             (CoreType.AIV, True): p.aiv_gm_read_bytes_per_cycle,
             (CoreType.AIV, False): p.aiv_l2_miss_read_bytes_per_cycle,
         }
+        self._rates = {t: (self._read_rate[(t, True)], self._read_rate[(t, False)]) for t in CoreType}
         self._gm_write_rate = p.gm_write_bytes_per_cycle
         self._ub_to_gm_rate = p.ub_to_gm_bytes_per_cycle
         types = {c.type for c in info.cores}
@@ -244,9 +249,49 @@ class CostModel(PipeOrder):
         self._head = head_us * 1e3 * p.clock_ghz
 
     def on_event(self, e) -> None:
-        """Keep the event; the launch's events are timed at its end (:meth:`_time_events`). During a launch
-        the instance attribute ``on_event`` is the bound ``append`` of that list, which this method matches."""
-        self._log.append(e)
+        """Queue the event on its core; the launch's events are timed at its end (:meth:`_time_events`).
+
+        An instruction without a unit flag, a ``SetFlag`` and a ``WaitFlag`` - most of a launch - are queued as
+        compact records of numbers, which the garbage collector stops scanning: ``(_INSTR, pipe index,
+        duration, landing, GM buffer ids written, event, None, None)`` (the duration does not depend on when
+        the instruction starts and is computed here, as are the GM bytes and cube MACs every instruction
+        adds), except for an MTE2 read from GM, which the L2 model times when it starts: ``(_INSTR, pipe index,
+        fixed cycles, None, GM buffer ids written, event, GM reads (:func:`_reads`), the core's read rates)``; ``(_SET, pipe index, seq,
+        event)`` and ``(_WAIT, pipe index, source seq, event)``; ``event`` is None unless ``record`` (the trace
+        needs it). Every other event is queued as it is."""
+        core = e.core
+        if core is not self._last_core:  # events come in runs of one core: skip hashing the CoreId
+            q = self._queues.get(id(core))
+            if q is None:  # an equal CoreId that is not the launch's own object (a hand-built event)
+                q = self._queues[id(self.orders[core].core)]
+            self._last_core, self._last_queue = core, q
+        else:
+            q = self._last_queue
+        kind = e.__class__
+        ev = e if self.record else None
+        if kind is SetFlagEvent:
+            q.append((_SET, _SRC[e.event], e.seq, ev))
+        elif kind is WaitFlagEvent:
+            q.append((_WAIT, _DST[e.event], e.source_seq, ev))
+        elif kind is InstructionEvent and not e.unit_flag:
+            pipe = e.pipe
+            for a in e.gm_reads:
+                self._gm_read += a.length * a.count
+            ids = ()
+            if e.gm_writes:
+                for a in e.gm_writes:
+                    self._gm_write += a.length * a.count
+                ids = tuple(a.buffer_id for a in e.gm_writes)
+            if pipe is Pipe.MTE2 and e.gm_reads:  # the L2 model times the reads when they start
+                q.append((_INSTR, _MTE2, self._mte2_fixed(e), None, ids, ev, _reads(e.gm_reads),
+                          self._rates[e.core.type]))
+            else:
+                dur, lat = self._duration(e, pipe)
+                q.append((_INSTR, PIPE_INDEX[pipe], dur, lat, ids, ev, None, None))
+        elif kind is PipeBarrierEvent and e.pipe is not Pipe.ALL:
+            q.append((_BARRIER, PIPE_INDEX[e.pipe]))
+        elif kind is not CoreStartEvent:  # the pipe model ignores a core's start
+            q.append(e)
 
     def on_launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
         mark = len(self.intervals)
@@ -261,8 +306,8 @@ class CostModel(PipeOrder):
 
     def release(self) -> None:
         super().release()
-        self._log = []
-        self.__dict__.pop("on_event", None)
+        self._queues = {}
+        self._last_core = self._last_queue = None
 
     def _time_events(self) -> None:
         """Time the queued events core by core in simulated-time order: always the core that has got least far
@@ -274,120 +319,120 @@ class CostModel(PipeOrder):
         The three kinds that make up most of a launch - an instruction without a unit flag, ``SetFlag`` and
         ``WaitFlag`` - are timed here directly (what :meth:`PipeOrder._on_instruction`, ``_on_set`` and
         ``_on_wait`` followed by this class's :meth:`instruction`, :meth:`publish` and :meth:`join` do, as the
-        same operations on the same values); every other event takes the pipe model's route."""
-        log = self._log
-        self._log = []
-        if "on_event" in self.__dict__:
-            self.on_event = self._log.append
-        # Split the launch's events by core (in the order of the launch's cores), keeping each core's order.
-        by_id = {id(c): [] for c in self._timing}
-        for e in log:
-            q = by_id.get(id(e.core))
-            if q is None:  # an equal CoreId that is not the launch's own object (a hand-built event)
-                q = by_id[id(self.orders[e.core].core)]
-            q.append(e)
-        log = None
-        queues = [(t, deque(q)) for t, q in zip(self._timing.values(), by_id.values()) if q]
-        by_id = None
+        same operations on the same values), from the event or from its compact record (:meth:`on_event`);
+        every other event takes the pipe model's route. When the launch failed, a core may be left waiting for
+        a set that never came: the rest of each core's events is then timed in turn, without waiting."""
+        queues = [(t, deque(q)) for t, q in zip(self._timing.values(), self._queues.values()) if q]
+        self._queues = {k: [] for k in self._queues}
+        self._last_core = self._last_queue = None
         route = self._route
         xtokens = self._xtokens
         tokens = self._tokens
-        duration = self._duration
+        gm_read_cycles = self._gm_read_cycles
+        gm_latency = self.params.gm_latency_cycles
+        pipes = PIPES
         record = self.record
         intervals, landing = self.intervals, self.landing
         event_sets, event_waits = self.event_sets, self.event_waits
         written = self._written
         sic = self.params.scalar_issue_cycles
-        ends = _ENDS
         S = Pipe.S
-        gm_read = gm_write = 0
         heappush, heappop = heapq.heappush, heapq.heappop
         heap = [(t.clock, i) for i, (t, _q) in enumerate(queues)]
         heapq.heapify(heap)
         parked: dict[int, list[int]] = {}
-        while heap:
-            _clock, i = heappop(heap)
-            t, q = queues[i]
-            limit = heap[0][0] if heap else math.inf
-            free, done = t.free, t.done
-            while q:
-                e = q[0]
-                kind = e.__class__
-                if kind is InstructionEvent and not e.unit_flag:  # PipeOrder._on_instruction + instruction
-                    q.popleft()
-                    pipe = e.pipe
-                    issue = t.issue
-                    f = free[pipe]
-                    start = issue if issue > f else f
-                    if start > t.clock:
-                        t.clock = start
-                    dur, lat = duration(e, pipe, start)
-                    busy_end = start + dur
-                    free[pipe] = busy_end
-                    t.last_end[pipe] = busy_end + lat
-                    if busy_end + lat > done[pipe]:
-                        done[pipe] = busy_end + lat
-                    t.busy[pipe] += dur
-                    if pipe is S:
-                        t.issue = busy_end + lat
+        draining = False
+        while True:
+            while heap:
+                _clock, i = heappop(heap)
+                t, q = queues[i]
+                limit = math.inf if draining else heap[0][0] if heap else math.inf
+                free, done = t.free, t.done
+                while q:
+                    r = q[0]
+                    kind = r.__class__
+                    if kind is tuple:
+                        q.popleft()
+                        code = r[0]
+                        if code == _INSTR:  # PipeOrder._on_instruction + instruction
+                            _code, pi, dur, lat, ids, e, reads, rates = r
+                            pipe = pipes[pi]
+                            issue = t.issue
+                            f = free[pipe]
+                            start = issue if issue > f else f
+                            if start > t.clock:
+                                t.clock = start
+                            if lat is None:  # MTE2 from GM: dur holds the fixed cycles (_duration's MTE2 rule)
+                                dur = dur + gm_read_cycles(rates, reads, start)
+                                lat = gm_latency
+                            busy_end = start + dur
+                            free[pipe] = busy_end
+                            t.last_end[pipe] = busy_end + lat
+                            if busy_end + lat > done[pipe]:
+                                done[pipe] = busy_end + lat
+                            t.busy[pipe] += dur
+                            if pipe is S:
+                                t.issue = busy_end + lat
+                            else:
+                                t.issue = issue + sic
+                            for b in ids:
+                                written.add(b)
+                            if record:
+                                intervals.append((e.core, pipe.value, e.op, start, dur, e.seq, e.nbytes))
+                                landing.append(lat)
+                            if t.clock > limit:
+                                heappush(heap, (t.clock, i))
+                                break
+                        elif code == _SET:  # PipeOrder._on_set + publish
+                            _code, pi, seq, e = r
+                            pipe = pipes[pi]
+                            fire = t.issue
+                            v = done[pipe]
+                            if v > fire:
+                                fire = v
+                            v = free[pipe]
+                            if v > fire:
+                                fire = v
+                            t.issue += sic
+                            if record:
+                                event_sets[seq] = (e.core, e.event.name, e.event_id, fire)
+                            tokens[seq] = fire
+                        elif code == _BARRIER:  # PipeOrder._on_barrier + barrier
+                            pipe = pipes[r[1]]
+                            if done[pipe] > free[pipe]:
+                                free[pipe] = done[pipe]
+                        else:  # _WAIT: PipeOrder._on_wait + join
+                            _code, pi, source, e = r
+                            token = tokens.pop(source, None)
+                            if token is not None:
+                                pipe = pipes[pi]
+                                if token > free[pipe]:
+                                    free[pipe] = token
+                                if pipe is S and token > t.issue:
+                                    t.issue = token
+                                t.issue += sic
+                                if record:
+                                    event_waits.append((e.core, e.event.name, e.event_id, free[pipe], source))
                     else:
-                        t.issue = issue + sic
-                    for a in e.gm_reads:
-                        gm_read += a.length * a.count
-                    for a in e.gm_writes:
-                        gm_write += a.length * a.count
-                        written.add(a.buffer_id)
-                    if record:
-                        intervals.append((e.core, pipe.value, e.op, start, dur, e.seq, e.nbytes))
-                        landing.append(lat)
-                    if t.clock > limit:
-                        heappush(heap, (t.clock, i))
-                        break
-                elif kind is SetFlagEvent:  # PipeOrder._on_set + publish
-                    q.popleft()
-                    pipe = ends[e.event][0]
-                    fire = t.issue
-                    v = done[pipe]
-                    if v > fire:
-                        fire = v
-                    v = free[pipe]
-                    if v > fire:
-                        fire = v
-                    t.issue += sic
-                    if record:
-                        event_sets[e.seq] = (e.core, e.event.name, e.event_id, fire)
-                    tokens[e.seq] = fire
-                elif kind is WaitFlagEvent:  # PipeOrder._on_wait + join
-                    q.popleft()
-                    token = tokens.pop(e.source_seq, None)
-                    if token is not None:
-                        pipe = ends[e.event][1]
-                        if token > free[pipe]:
-                            free[pipe] = token
-                        if pipe is S and token > t.issue:
-                            t.issue = token
-                        t.issue += sic
-                        if record:
-                            event_waits.append((e.core, e.event.name, e.event_id, free[pipe], e.source_seq))
-                else:
-                    if kind is CrossCoreWaitEvent:
-                        missing = next((s for s in e.sources if s not in xtokens), None)
-                        if missing is not None:
-                            parked.setdefault(missing, []).append(i)
+                        if kind is CrossCoreWaitEvent and not draining:
+                            missing = next((s for s in r.sources if s not in xtokens), None)
+                            if missing is not None:
+                                parked.setdefault(missing, []).append(i)
+                                break
+                        q.popleft()
+                        route.get(kind, _skip)(r)
+                        if kind is CrossCoreSetEvent:
+                            for j in parked.pop(r.seq, ()):
+                                heappush(heap, (queues[j][0].clock, j))
+                        if t.clock > limit:
+                            heappush(heap, (t.clock, i))
                             break
-                    q.popleft()
-                    route.get(kind, _skip)(e)
-                    if kind is CrossCoreSetEvent:
-                        for j in parked.pop(e.seq, ()):
-                            heappush(heap, (queues[j][0].clock, j))
-                    if t.clock > limit:
-                        heappush(heap, (t.clock, i))
-                        break
-        self._gm_read += gm_read
-        self._gm_write += gm_write
-        for _t, q in queues:  # a wait whose set never came (the launch failed): time what is left
-            for e in q:
-                route.get(type(e), _skip)(e)
+            if draining:
+                break
+            # A wait whose set never came (the launch failed): time what is left of each core in turn.
+            draining = True
+            parked = {}
+            heap = [(0, i) for i, (_t, q) in enumerate(queues) if q]
 
     # -- order operations on times ---------------------------------------------------------------
     def dispatch(self, st: CoreOrder, pipe: Pipe) -> None:
@@ -488,11 +533,11 @@ class CostModel(PipeOrder):
             self._macs += e.flops // 2
             return p.cube_overhead_cycles + e.flops / 2 / macs_pc, 0.0
         if pipe is Pipe.MTE2:
-            dmas = info.get("dmas", 1) or 1
-            fixed = p.mte_overhead_cycles * dmas
+            fixed = self._mte2_fixed(e)
             if not e.gm_reads:  # an on-chip move on MTE2 (or a hand-built event): bytes at the miss rate
                 return fixed + nbytes / self._read_rate[(e.core.type, False)], 0.0
-            return fixed + self._gm_read_cycles(e.core.type, e.gm_reads, start), p.gm_latency_cycles
+            return fixed + self._gm_read_cycles(self._rates[e.core.type], _reads(e.gm_reads), start), \
+                p.gm_latency_cycles
         if pipe is Pipe.MTE1:
             rate = p.l1_to_l0a_bytes_per_cycle if "L0A" in e.op else p.l1_to_l0b_bytes_per_cycle
             return p.mte_overhead_cycles + nbytes / rate, 0.0
@@ -515,24 +560,30 @@ class CostModel(PipeOrder):
             return (p.scalar_gm_read_cycles if e.gm_reads or e.gm_writes else p.scalar_issue_cycles), 0.0
         return p.mte_overhead_cycles + nbytes / p.l1_to_l0b_bytes_per_cycle, 0.0
 
-    def _gm_read_cycles(self, core_type, accesses, start: float) -> float:
-        """MTE2 cycles of the GM reads ``accesses`` starting at ``start``: ``gm_run_cycles`` per contiguous run, the
-        bytes of L2 hits at the core's L2 rate, the whole HBM granules of misses at the core's HBM rate; misses also
-        queue for the HBM every core shares (in simulated time: ``gm_bandwidth`` and ``hbm_run_cycles`` per run),
-        and the transfer ends when both the core and the HBM are done with it."""
+    def _mte2_fixed(self, e: InstructionEvent) -> int:
+        """The fixed MTE2 cycles of a transfer: ``mte_overhead_cycles`` per DMA it issues."""
+        info = e.info if isinstance(e.info, dict) else {}
+        return self.params.mte_overhead_cycles * (info.get("dmas", 1) or 1)
+
+    def _gm_read_cycles(self, rates: tuple[float, float], reads, start: float) -> float:
+        """MTE2 cycles of the GM reads ``reads`` (:func:`_reads`) starting at ``start`` on a core whose (L2 hit, L2
+        miss) read rates are ``rates``: ``gm_run_cycles`` per contiguous run, the bytes of L2 hits at the core's L2
+        rate, the whole HBM granules of misses at the core's HBM rate; misses also queue for the HBM every core
+        shares (in simulated time: ``gm_bandwidth`` and ``hbm_run_cycles`` per run), and the transfer ends when both
+        the core and the HBM are done with it."""
         p = self.params
         hit_bytes = miss_bytes = fetched = 0
         hit_runs = miss_runs = fetch_runs = 0
-        miss_rate = self._read_rate[(core_type, False)]
-        for a in accesses:
-            n = a.length * a.count
+        hit_rate, miss_rate = rates
+        for r in reads:
+            n = r[2] * r[4]
             if n <= 0:
                 continue
-            geometry = self._geometry_cache.get(a)
+            geometry = self._geometry_cache.get(r)
             if geometry is None:
-                geometry = self._geometry_cache[a] = _geometry(a, p.hbm_access_bytes)
+                geometry = self._geometry_cache[r] = _geometry(r, p.hbm_access_bytes)
             runs, granule_bytes, key = geometry
-            state = self._l2_lookup(key, a.buffer_id, granule_bytes, start, granule_bytes / miss_rate)
+            state = self._l2_lookup(key, r[0], granule_bytes, start, granule_bytes / miss_rate)
             if state == _HIT:
                 hit_bytes += n
                 hit_runs += runs
@@ -543,7 +594,7 @@ class CostModel(PipeOrder):
                     fetched += granule_bytes
                     fetch_runs += runs
         self._l2_hit_bytes += hit_bytes
-        cycles = hit_bytes / self._read_rate[(core_type, True)] + miss_bytes / miss_rate \
+        cycles = hit_bytes / hit_rate + miss_bytes / miss_rate \
             + (hit_runs + miss_runs) * p.gm_run_cycles
         # Every read goes through L2, whose bandwidth all cores share; a miss also through HBM.
         l2_start = start if start > self._l2_free else self._l2_free
@@ -627,29 +678,38 @@ class CostModel(PipeOrder):
 
 _HIT, _MISS, _REFETCH = 0, 1, 2
 
-_ENDS = {ev: (ev.src, ev.dst) for ev in HardEvent}
-"""(set pipe, wait pipe) of every ``HardEvent``."""
+_INSTR, _SET, _WAIT, _BARRIER = 0, 1, 2, 3
+"""Kinds of the compact records :meth:`CostModel.on_event` queues."""
+_SRC = {ev: PIPE_INDEX[ev.src] for ev in HardEvent}
+_DST = {ev: PIPE_INDEX[ev.dst] for ev in HardEvent}
+_MTE2 = PIPE_INDEX[Pipe.MTE2]
 
 
 def _skip(e) -> None:
     return None
 
 
-def _geometry(a, granule: int) -> tuple[int, int, tuple]:
+def _reads(accesses) -> tuple[tuple[int, int, int, int, int], ...]:
+    """GM access records as (buffer id, start, length, stride, count): what the L2 model uses of them, in numbers
+    (which the garbage collector stops scanning) that also hash fast."""
+    return tuple((a.buffer_id, a.start, a.length, a.stride, a.count) for a in accesses)
+
+
+def _geometry(r, granule: int) -> tuple[int, int, tuple]:
     """(contiguous runs, bytes of the ``granule``-aligned granules they touch, the L2 key of those granules) of a
-    GM access record. Two reads whose runs cover the same granules (e.g. the two halves of 512-byte granules that
-    neighbouring tiles read) have the same key."""
-    length, count, stride, start = a.length, a.count, a.stride, a.start
+    GM read (:func:`_reads`). Two reads whose runs cover the same granules (e.g. the two halves of 512-byte
+    granules that neighbouring tiles read) have the same key."""
+    buffer_id, start, length, stride, count = r
     first = start // granule * granule
     if count <= 1 or length >= stride:  # one contiguous range
         total = length * count if count > 1 else length
         granules = _granules(start, total, granule)
-        return 1, granules * granule, (a.buffer_id, first, granules, 0, 1)
+        return 1, granules * granule, (buffer_id, first, granules, 0, 1)
     period = granule // math.gcd(stride % granule, granule) if stride % granule else 1
     per_period = sum(_granules(start + j * stride, length, granule) for j in range(min(period, count)))
     full, rest = divmod(count, period)
     total = full * per_period + sum(_granules(start + j * stride, length, granule) for j in range(rest))
-    return count, total * granule, (a.buffer_id, first, _granules(start, length, granule), stride, count)
+    return count, total * granule, (buffer_id, first, _granules(start, length, granule), stride, count)
 
 
 def _granules(start: int, length: int, granule: int) -> int:
