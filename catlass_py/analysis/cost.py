@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,9 +149,9 @@ class CostReport:
 
 
 class _CoreTiming:
-    __slots__ = ("issue", "free", "done", "busy", "end", "last_end", "clock")
+    __slots__ = ("issue", "free", "done", "busy", "end", "last_end", "clock", "rates")
 
-    def __init__(self, start: float, pipes):
+    def __init__(self, start: float, pipes, rates: tuple[float, float] = (0.0, 0.0)):
         self.issue = start
         self.free = dict.fromkeys(pipes, start)
         self.done = dict.fromkeys(pipes, start)
@@ -159,6 +159,7 @@ class _CoreTiming:
         self.last_end = dict.fromkeys(pipes, start)
         self.end = start
         self.clock = start  # start of the latest instruction timed: how far the core has got
+        self.rates = rates  # MTE2 bytes per cycle of the core's type: (L2 hit, L2 miss)
 
 
 
@@ -219,6 +220,7 @@ class CostModel(PipeOrder):
         for c, st in self.orders.items():
             st.data = self._timing[c] = _CoreTiming(self._offset, PIPES)
         self._queues: dict[int, list] = {id(st.core): [] for st in self.orders.values()}  # by id of the CoreId
+        self._side: list = []  # what the queued records need beside numbers (see on_event)
         self._last_core = self._last_queue = None
         if self.arch_override is not None and arch.arch_code != info.arch.arch_code:
             from catlass_py.errors import ArgumentError
@@ -232,6 +234,7 @@ class CostModel(PipeOrder):
         self._l2_rate = p.l2_bandwidth_gbps / p.clock_ghz
         self._l2_free = self._offset  # when the L2 has served every read queued so far
         self._macs = 0
+        self._macs_per_cycle: dict = {}  # cube MACs per cycle by Mmad input dtype (CostParams.macs_per_cycle)
         # MTE2 bytes per cycle of one core: (core type, L2 hit) -> rate
         self._read_rate = {
             (CoreType.AIC, True): p.l2_read_bytes_per_cycle,
@@ -240,6 +243,8 @@ class CostModel(PipeOrder):
             (CoreType.AIV, False): p.aiv_l2_miss_read_bytes_per_cycle,
         }
         self._rates = {t: (self._read_rate[(t, True)], self._read_rate[(t, False)]) for t in CoreType}
+        for c, t in self._timing.items():
+            t.rates = self._rates[c.type]
         self._gm_write_rate = p.gm_write_bytes_per_cycle
         self._ub_to_gm_rate = p.ub_to_gm_bytes_per_cycle
         types = {c.type for c in info.cores}
@@ -251,14 +256,20 @@ class CostModel(PipeOrder):
     def on_event(self, e) -> None:
         """Queue the event on its core; the launch's events are timed at its end (:meth:`_time_events`).
 
-        An instruction without a unit flag, a ``SetFlag`` and a ``WaitFlag`` - most of a launch - are queued as
-        compact records of numbers, which the garbage collector stops scanning: ``(_INSTR, pipe index,
-        duration, landing, GM buffer ids written, event, None, None)`` (the duration does not depend on when
-        the instruction starts and is computed here, as are the GM bytes and cube MACs every instruction
-        adds), except for an MTE2 read from GM, which the L2 model times when it starts: ``(_INSTR, pipe index,
-        fixed cycles, None, GM buffer ids written, event, GM reads (:func:`_reads`), the core's read rates)``; ``(_SET, pipe index, seq,
-        event)`` and ``(_WAIT, pipe index, source seq, event)``; ``event`` is None unless ``record`` (the trace
-        needs it). Every other event is queued as it is."""
+        A core's queue is a flat list of numbers, five per event, ``(kind, pipe index, a, b, x)``, so that
+        queuing a launch allocates nothing the garbage collector tracks; ``x`` is -1 or the index in
+        ``_side`` of what the record needs beside numbers:
+
+        * ``_INSTR``: an instruction without a unit flag; ``a``, ``b`` its duration and landing cycles (they
+          do not depend on when it starts and are computed here, as are the GM bytes and cube MACs every
+          instruction adds), ``x`` -> (GM buffer ids written, the event if ``record``);
+        * ``_READ``: the same for an MTE2 read from GM, which the L2 model times when it starts: ``a`` its
+          fixed cycles, ``b`` the length of its reads (:func:`_reads`), which follow the record;
+        * ``_SET`` / ``_WAIT``: a ``SetFlag`` (``a`` its seq) / ``WaitFlag`` (``a`` the seq of its set), ``x``
+          -> the event if ``record``;
+        * ``_BARRIER``: a ``PipeBarrier`` of one pipe;
+        * ``_EVENT``: any other event, ``x`` -> the event (a core's start is dropped: the pipe model ignores
+          it)."""
         core = e.core
         if core is not self._last_core:  # events come in runs of one core: skip hashing the CoreId
             q = self._queues.get(id(core))
@@ -268,11 +279,16 @@ class CostModel(PipeOrder):
         else:
             q = self._last_queue
         kind = e.__class__
-        ev = e if self.record else None
-        if kind is SetFlagEvent:
-            q.append((_SET, _SRC[e.event], e.seq, ev))
-        elif kind is WaitFlagEvent:
-            q.append((_WAIT, _DST[e.event], e.source_seq, ev))
+        side = self._side
+        if kind is SetFlagEvent or kind is WaitFlagEvent:
+            x = -1
+            if self.record:
+                x = len(side)
+                side.append(e)
+            if kind is SetFlagEvent:
+                q.extend((_SET, _SRC[e.event], e.seq, 0, x))
+            else:
+                q.extend((_WAIT, _DST[e.event], e.source_seq, 0, x))
         elif kind is InstructionEvent and not e.unit_flag:
             pipe = e.pipe
             for a in e.gm_reads:
@@ -282,16 +298,23 @@ class CostModel(PipeOrder):
                 for a in e.gm_writes:
                     self._gm_write += a.length * a.count
                 ids = tuple(a.buffer_id for a in e.gm_writes)
+            ev = e if self.record else None
+            x = -1
+            if ids or ev is not None:
+                x = len(side)
+                side.append((ids, ev))
             if pipe is Pipe.MTE2 and e.gm_reads:  # the L2 model times the reads when they start
-                q.append((_INSTR, _MTE2, self._mte2_fixed(e), None, ids, ev, _reads(e.gm_reads),
-                          self._rates[e.core.type]))
+                reads = _reads(e.gm_reads)
+                q.extend((_READ, _MTE2, self._mte2_fixed(e), len(reads), x))
+                q.extend(reads)
             else:
                 dur, lat = self._duration(e, pipe)
-                q.append((_INSTR, PIPE_INDEX[pipe], dur, lat, ids, ev, None, None))
+                q.extend((_INSTR, PIPE_INDEX[pipe], dur, lat, x))
         elif kind is PipeBarrierEvent and e.pipe is not Pipe.ALL:
-            q.append((_BARRIER, PIPE_INDEX[e.pipe]))
+            q.extend((_BARRIER, PIPE_INDEX[e.pipe], 0, 0, -1))
         elif kind is not CoreStartEvent:  # the pipe model ignores a core's start
-            q.append(e)
+            q.extend((_EVENT, 0, 0, 0, len(side)))
+            side.append(e)
 
     def on_launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
         mark = len(self.intervals)
@@ -307,6 +330,7 @@ class CostModel(PipeOrder):
     def release(self) -> None:
         super().release()
         self._queues = {}
+        self._side = []
         self._last_core = self._last_queue = None
 
     def _time_events(self) -> None:
@@ -316,15 +340,19 @@ class CostModel(PipeOrder):
         is not the order in time; the L2 model needs the latter (the first read of some bytes in time is the
         one that misses).
 
-        The three kinds that make up most of a launch - an instruction without a unit flag, ``SetFlag`` and
-        ``WaitFlag`` - are timed here directly (what :meth:`PipeOrder._on_instruction`, ``_on_set`` and
-        ``_on_wait`` followed by this class's :meth:`instruction`, :meth:`publish` and :meth:`join` do, as the
-        same operations on the same values), from the event or from its compact record (:meth:`on_event`);
-        every other event takes the pipe model's route. When the launch failed, a core may be left waiting for
-        a set that never came: the rest of each core's events is then timed in turn, without waiting."""
-        queues = [(t, deque(q)) for t, q in zip(self._timing.values(), self._queues.values()) if q]
+        The records :meth:`on_event` queued for an instruction without a unit flag, a ``SetFlag``, a
+        ``WaitFlag`` and a one-pipe ``PipeBarrier`` are timed here directly: what
+        :meth:`PipeOrder._on_instruction`, ``_on_set``, ``_on_wait`` and ``_on_barrier`` followed by this
+        class's :meth:`instruction`, :meth:`publish`, :meth:`join` and :meth:`barrier` do, as the same
+        operations on the same values. Every other event takes the pipe model's route. When the launch failed,
+        a core may be left waiting for a set that never came: the rest of each core's events is then timed in
+        turn, without waiting."""
+        queues = [(t, q) for t, q in zip(self._timing.values(), self._queues.values()) if q]
+        side = self._side
         self._queues = {k: [] for k in self._queues}
+        self._side = []
         self._last_core = self._last_queue = None
+        pos = [0] * len(queues)  # where each core's queue has got to
         route = self._route
         xtokens = self._xtokens
         tokens = self._tokens
@@ -346,93 +374,105 @@ class CostModel(PipeOrder):
             while heap:
                 _clock, i = heappop(heap)
                 t, q = queues[i]
+                k, n = pos[i], len(q)
                 limit = math.inf if draining else heap[0][0] if heap else math.inf
                 free, done = t.free, t.done
-                while q:
-                    r = q[0]
-                    kind = r.__class__
-                    if kind is tuple:
-                        q.popleft()
-                        code = r[0]
-                        if code == _INSTR:  # PipeOrder._on_instruction + instruction
-                            _code, pi, dur, lat, ids, e, reads, rates = r
-                            pipe = pipes[pi]
-                            issue = t.issue
-                            f = free[pipe]
-                            start = issue if issue > f else f
-                            if start > t.clock:
-                                t.clock = start
-                            if lat is None:  # MTE2 from GM: dur holds the fixed cycles (_duration's MTE2 rule)
-                                dur = dur + gm_read_cycles(rates, reads, start)
-                                lat = gm_latency
-                            busy_end = start + dur
-                            free[pipe] = busy_end
-                            t.last_end[pipe] = busy_end + lat
-                            if busy_end + lat > done[pipe]:
-                                done[pipe] = busy_end + lat
-                            t.busy[pipe] += dur
-                            if pipe is S:
-                                t.issue = busy_end + lat
-                            else:
-                                t.issue = issue + sic
+                while k < n:
+                    code = q[k]
+                    if code <= _READ:  # _INSTR, _READ: PipeOrder._on_instruction + instruction
+                        pipe = pipes[q[k + 1]]
+                        dur = q[k + 2]
+                        lat = q[k + 3]
+                        x = q[k + 4]
+                        k += 5
+                        issue = t.issue
+                        f = free[pipe]
+                        start = issue if issue > f else f
+                        if start > t.clock:
+                            t.clock = start
+                        if code == _READ:  # dur holds the fixed cycles (_duration's MTE2 rule), lat the reads
+                            dur = dur + gm_read_cycles(t.rates, q[k:k + lat], start)
+                            k += lat
+                            lat = gm_latency
+                        if x >= 0:
+                            ids, e = side[x]
+                        busy_end = start + dur
+                        free[pipe] = busy_end
+                        t.last_end[pipe] = busy_end + lat
+                        if busy_end + lat > done[pipe]:
+                            done[pipe] = busy_end + lat
+                        t.busy[pipe] += dur
+                        if pipe is S:
+                            t.issue = busy_end + lat
+                        else:
+                            t.issue = issue + sic
+                        if x >= 0:
                             for b in ids:
                                 written.add(b)
                             if record:
                                 intervals.append((e.core, pipe.value, e.op, start, dur, e.seq, e.nbytes))
                                 landing.append(lat)
-                            if t.clock > limit:
-                                heappush(heap, (t.clock, i))
-                                break
-                        elif code == _SET:  # PipeOrder._on_set + publish
-                            _code, pi, seq, e = r
-                            pipe = pipes[pi]
-                            fire = t.issue
-                            v = done[pipe]
-                            if v > fire:
-                                fire = v
-                            v = free[pipe]
-                            if v > fire:
-                                fire = v
+                        if t.clock > limit:
+                            heappush(heap, (t.clock, i))
+                            break
+                    elif code == _SET:  # PipeOrder._on_set + publish
+                        pipe = pipes[q[k + 1]]
+                        seq = q[k + 2]
+                        x = q[k + 4]
+                        k += 5
+                        fire = t.issue
+                        v = done[pipe]
+                        if v > fire:
+                            fire = v
+                        v = free[pipe]
+                        if v > fire:
+                            fire = v
+                        t.issue += sic
+                        if record:
+                            e = side[x]
+                            event_sets[seq] = (e.core, e.event.name, e.event_id, fire)
+                        tokens[seq] = fire
+                    elif code == _WAIT:  # PipeOrder._on_wait + join
+                        token = tokens.pop(q[k + 2], None)
+                        if token is not None:
+                            pipe = pipes[q[k + 1]]
+                            if token > free[pipe]:
+                                free[pipe] = token
+                            if pipe is S and token > t.issue:
+                                t.issue = token
                             t.issue += sic
                             if record:
-                                event_sets[seq] = (e.core, e.event.name, e.event_id, fire)
-                            tokens[seq] = fire
-                        elif code == _BARRIER:  # PipeOrder._on_barrier + barrier
-                            pipe = pipes[r[1]]
-                            if done[pipe] > free[pipe]:
-                                free[pipe] = done[pipe]
-                        else:  # _WAIT: PipeOrder._on_wait + join
-                            _code, pi, source, e = r
-                            token = tokens.pop(source, None)
-                            if token is not None:
-                                pipe = pipes[pi]
-                                if token > free[pipe]:
-                                    free[pipe] = token
-                                if pipe is S and token > t.issue:
-                                    t.issue = token
-                                t.issue += sic
-                                if record:
-                                    event_waits.append((e.core, e.event.name, e.event_id, free[pipe], source))
-                    else:
+                                e = side[q[k + 4]]
+                                event_waits.append((e.core, e.event.name, e.event_id, free[pipe], e.source_seq))
+                        k += 5
+                    elif code == _BARRIER:  # PipeOrder._on_barrier + barrier
+                        pipe = pipes[q[k + 1]]
+                        k += 5
+                        if done[pipe] > free[pipe]:
+                            free[pipe] = done[pipe]
+                    else:  # _EVENT: the pipe model's route
+                        e = side[q[k + 4]]
+                        kind = e.__class__
                         if kind is CrossCoreWaitEvent and not draining:
-                            missing = next((s for s in r.sources if s not in xtokens), None)
+                            missing = next((s for s in e.sources if s not in xtokens), None)
                             if missing is not None:
                                 parked.setdefault(missing, []).append(i)
                                 break
-                        q.popleft()
-                        route.get(kind, _skip)(r)
+                        k += 5
+                        route.get(kind, _skip)(e)
                         if kind is CrossCoreSetEvent:
-                            for j in parked.pop(r.seq, ()):
+                            for j in parked.pop(e.seq, ()):
                                 heappush(heap, (queues[j][0].clock, j))
                         if t.clock > limit:
                             heappush(heap, (t.clock, i))
                             break
+                pos[i] = k
             if draining:
                 break
             # A wait whose set never came (the launch failed): time what is left of each core in turn.
             draining = True
             parked = {}
-            heap = [(0, i) for i, (_t, q) in enumerate(queues) if q]
+            heap = [(0, i) for i, (_t, q) in enumerate(queues) if pos[i] < len(q)]
 
     # -- order operations on times ---------------------------------------------------------------
     def dispatch(self, st: CoreOrder, pipe: Pipe) -> None:
@@ -521,10 +561,19 @@ class CostModel(PipeOrder):
         instruction starts (the L2 model orders reads of the same bytes by it)."""
         p = self.params
         nbytes = e.nbytes
+        # the pipes by how many instructions a launch issues on them; only some rules read ``info``
+        if pipe is Pipe.MTE1:
+            rate = p.l1_to_l0a_bytes_per_cycle if "L0A" in e.op else p.l1_to_l0b_bytes_per_cycle
+            return p.mte_overhead_cycles + nbytes / rate, 0.0
+        if pipe is Pipe.S:
+            return (p.scalar_gm_read_cycles if e.gm_reads or e.gm_writes else p.scalar_issue_cycles), 0.0
         info = e.info if isinstance(e.info, dict) else {}
         if pipe is Pipe.M:
             m, n, k = info.get("m"), info.get("n"), info.get("k")
-            macs_pc = p.macs_per_cycle(info.get("dtype"))
+            dtype = info.get("dtype")
+            macs_pc = self._macs_per_cycle.get(dtype)
+            if macs_pc is None:
+                macs_pc = self._macs_per_cycle[dtype] = p.macs_per_cycle(dtype)
             if m is not None and n is not None and k is not None:
                 k0 = max(1, macs_pc // 256)
                 fractals = math.ceil(m / 16) * math.ceil(n / 16) * math.ceil(k / k0)
@@ -538,9 +587,11 @@ class CostModel(PipeOrder):
                 return fixed + nbytes / self._read_rate[(e.core.type, False)], 0.0
             return fixed + self._gm_read_cycles(self._rates[e.core.type], _reads(e.gm_reads), start), \
                 p.gm_latency_cycles
-        if pipe is Pipe.MTE1:
-            rate = p.l1_to_l0a_bytes_per_cycle if "L0A" in e.op else p.l1_to_l0b_bytes_per_cycle
-            return p.mte_overhead_cycles + nbytes / rate, 0.0
+        if pipe is Pipe.V:
+            src, dst = info.get("src"), info.get("dst")
+            if src in _DTYPE_BITS and dst in _DTYPE_BITS and e.flops:
+                nbytes = e.flops * max(_DTYPE_BITS[src], _DTYPE_BITS[dst]) // 8
+            return p.vector_overhead_cycles + math.ceil(nbytes / p.vector_bytes_per_cycle), 0.0
         if pipe is Pipe.FIX:
             if e.op == "AtomicAdd":  # the add of an atomic store happens in L2; its Fixpipe moved the bytes
                 return 0.0, (p.gm_latency_cycles if e.gm_writes else 0.0)
@@ -551,13 +602,6 @@ class CostModel(PipeOrder):
         if pipe is Pipe.MTE3:
             lat = p.gm_latency_cycles if e.gm_writes else 0.0
             return p.mte_overhead_cycles + nbytes / self._ub_to_gm_rate, lat
-        if pipe is Pipe.V:
-            src, dst = info.get("src"), info.get("dst")
-            if src in _DTYPE_BITS and dst in _DTYPE_BITS and e.flops:
-                nbytes = e.flops * max(_DTYPE_BITS[src], _DTYPE_BITS[dst]) // 8
-            return p.vector_overhead_cycles + math.ceil(nbytes / p.vector_bytes_per_cycle), 0.0
-        if pipe is Pipe.S:
-            return (p.scalar_gm_read_cycles if e.gm_reads or e.gm_writes else p.scalar_issue_cycles), 0.0
         return p.mte_overhead_cycles + nbytes / p.l1_to_l0b_bytes_per_cycle, 0.0
 
     def _mte2_fixed(self, e: InstructionEvent) -> int:
@@ -566,7 +610,7 @@ class CostModel(PipeOrder):
         return self.params.mte_overhead_cycles * (info.get("dmas", 1) or 1)
 
     def _gm_read_cycles(self, rates: tuple[float, float], reads, start: float) -> float:
-        """MTE2 cycles of the GM reads ``reads`` (:func:`_reads`) starting at ``start`` on a core whose (L2 hit, L2
+        """MTE2 cycles of the GM reads ``reads`` (:func:`_reads`, or a slice of a queue holding them) starting at ``start`` on a core whose (L2 hit, L2
         miss) read rates are ``rates``: ``gm_run_cycles`` per contiguous run, the bytes of L2 hits at the core's L2
         rate, the whole HBM granules of misses at the core's HBM rate; misses also queue for the HBM every core
         shares (in simulated time: ``gm_bandwidth`` and ``hbm_run_cycles`` per run), and the transfer ends when both
@@ -575,7 +619,8 @@ class CostModel(PipeOrder):
         hit_bytes = miss_bytes = fetched = 0
         hit_runs = miss_runs = fetch_runs = 0
         hit_rate, miss_rate = rates
-        for r in reads:
+        for j in range(0, len(reads), 5):
+            r = tuple(reads[j:j + 5])
             n = r[2] * r[4]
             if n <= 0:
                 continue
@@ -678,8 +723,8 @@ class CostModel(PipeOrder):
 
 _HIT, _MISS, _REFETCH = 0, 1, 2
 
-_INSTR, _SET, _WAIT, _BARRIER = 0, 1, 2, 3
-"""Kinds of the compact records :meth:`CostModel.on_event` queues."""
+_INSTR, _READ, _SET, _WAIT, _BARRIER, _EVENT = 0, 1, 2, 3, 4, 5
+"""Kinds of the records :meth:`CostModel.on_event` queues."""
 _SRC = {ev: PIPE_INDEX[ev.src] for ev in HardEvent}
 _DST = {ev: PIPE_INDEX[ev.dst] for ev in HardEvent}
 _MTE2 = PIPE_INDEX[Pipe.MTE2]
@@ -689,10 +734,10 @@ def _skip(e) -> None:
     return None
 
 
-def _reads(accesses) -> tuple[tuple[int, int, int, int, int], ...]:
-    """GM access records as (buffer id, start, length, stride, count): what the L2 model uses of them, in numbers
-    (which the garbage collector stops scanning) that also hash fast."""
-    return tuple((a.buffer_id, a.start, a.length, a.stride, a.count) for a in accesses)
+def _reads(accesses) -> tuple[int, ...]:
+    """GM access records as (buffer id, start, length, stride, count) one after the other: what the L2 model uses
+    of them, in numbers (nothing for the garbage collector to track)."""
+    return tuple(v for a in accesses for v in (a.buffer_id, a.start, a.length, a.stride, a.count))
 
 
 def _geometry(r, granule: int) -> tuple[int, int, tuple]:
