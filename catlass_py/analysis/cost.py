@@ -279,16 +279,10 @@ class CostModel(PipeOrder):
         else:
             q = self._last_queue
         kind = e.__class__
-        side = self._side
-        if kind is SetFlagEvent or kind is WaitFlagEvent:
-            x = -1
-            if self.record:
-                x = len(side)
-                side.append(e)
-            if kind is SetFlagEvent:
-                q.extend((_SET, _SRC[e.event], e.seq, 0, x))
-            else:
-                q.extend((_WAIT, _DST[e.event], e.source_seq, 0, x))
+        if kind is SetFlagEvent:
+            q.extend((_SET, _SRC[e.event], e.seq, 0, self._keep(e) if self.record else -1))
+        elif kind is WaitFlagEvent:
+            q.extend((_WAIT, _DST[e.event], e.source_seq, 0, self._keep(e) if self.record else -1))
         elif kind is InstructionEvent and not e.unit_flag:
             pipe = e.pipe
             for a in e.gm_reads:
@@ -298,11 +292,7 @@ class CostModel(PipeOrder):
                 for a in e.gm_writes:
                     self._gm_write += a.length * a.count
                 ids = tuple(a.buffer_id for a in e.gm_writes)
-            ev = e if self.record else None
-            x = -1
-            if ids or ev is not None:
-                x = len(side)
-                side.append((ids, ev))
+            x = self._keep((ids, e if self.record else None)) if ids or self.record else -1
             if pipe is Pipe.MTE2 and e.gm_reads:  # the L2 model times the reads when they start
                 reads = _reads(e.gm_reads)
                 q.extend((_READ, _MTE2, self._mte2_fixed(e), len(reads), x))
@@ -313,8 +303,13 @@ class CostModel(PipeOrder):
         elif kind is PipeBarrierEvent and e.pipe is not Pipe.ALL:
             q.extend((_BARRIER, PIPE_INDEX[e.pipe], 0, 0, -1))
         elif kind is not CoreStartEvent:  # the pipe model ignores a core's start
-            q.extend((_EVENT, 0, 0, 0, len(side)))
-            side.append(e)
+            q.extend((_EVENT, 0, 0, 0, self._keep(e)))
+
+    def _keep(self, obj) -> int:
+        """Put ``obj`` in the side list of the queued records; its index there."""
+        side = self._side
+        side.append(obj)
+        return len(side) - 1
 
     def on_launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
         mark = len(self.intervals)
@@ -376,7 +371,7 @@ class CostModel(PipeOrder):
                 t, q = queues[i]
                 k, n = pos[i], len(q)
                 limit = math.inf if draining else heap[0][0] if heap else math.inf
-                free, done = t.free, t.done
+                free, done, last_end, busy = t.free, t.done, t.last_end, t.busy
                 while k < n:
                     code = q[k]
                     if code <= _READ:  # _INSTR, _READ: PipeOrder._on_instruction + instruction
@@ -398,10 +393,10 @@ class CostModel(PipeOrder):
                             ids, e = side[x]
                         busy_end = start + dur
                         free[pipe] = busy_end
-                        t.last_end[pipe] = busy_end + lat
+                        last_end[pipe] = busy_end + lat
                         if busy_end + lat > done[pipe]:
                             done[pipe] = busy_end + lat
-                        t.busy[pipe] += dur
+                        busy[pipe] += dur
                         if pipe is S:
                             t.issue = busy_end + lat
                         else:
