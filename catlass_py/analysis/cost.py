@@ -174,7 +174,8 @@ class CostModel(PipeOrder):
     the wait lets its pipe go on) for :func:`catlass_py.analysis.trace.chrome_trace`, and :attr:`landing`: for each interval (same index) the
     cycles after its end until its data has landed (``gm_latency_cycles`` for a GM transfer, else 0), which
     :func:`catlass_py.analysis.causality.causality_violations` adds to find when an instruction finished.
-    ``arch`` overrides the launch's spec (e.g. to evaluate other cost parameters on the same run).
+    ``arch`` overrides the launch's spec (e.g. to evaluate other cost parameters on the same run). Without
+    ``record`` the model does not subscribe to markers (``interests``): only the trace shows them.
     """
 
     def __init__(self, arch=None, *, record: bool = False):
