@@ -65,23 +65,25 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from catlass_py.arch.events import (
     CoreEndEvent,
     CoreId,
+    CoreStartEvent,
     CrossCoreSetEvent,
     CrossCoreWaitEvent,
     InstructionEvent,
     LaunchInfo,
     MarkerEvent,
+    PipeBarrierEvent,
     SetFlagEvent,
     WaitFlagEvent,
 )
-from catlass_py.arch.pipe_order import PIPES, CoreOrder, PipeOrder
-from catlass_py.arch.pipes import CoreType, Pipe
+from catlass_py.arch.pipe_order import PIPE_INDEX, PIPES, CoreOrder, PipeOrder
+from catlass_py.arch.pipes import CoreType, HardEvent, Pipe
 
 AIC_PIPES = ("MTE2", "MTE1", "M", "FIX", "S")
 AIV_PIPES = ("MTE2", "V", "MTE3", "S")
@@ -150,9 +152,9 @@ class CostReport:
 
 
 class _CoreTiming:
-    __slots__ = ("issue", "free", "done", "busy", "end", "last_end", "clock")
+    __slots__ = ("issue", "free", "done", "busy", "end", "last_end", "clock", "rates")
 
-    def __init__(self, start: float, pipes):
+    def __init__(self, start: float, pipes, rates: tuple[float, float] = (0.0, 0.0)):
         self.issue = start
         self.free = dict.fromkeys(pipes, start)
         self.done = dict.fromkeys(pipes, start)
@@ -160,6 +162,7 @@ class _CoreTiming:
         self.last_end = dict.fromkeys(pipes, start)
         self.end = start
         self.clock = start  # start of the latest instruction timed: how far the core has got
+        self.rates = rates  # MTE2 bytes per cycle of the core's type: (L2 hit, L2 miss)
 
 
 
@@ -174,12 +177,15 @@ class CostModel(PipeOrder):
     the wait lets its pipe go on) for :func:`catlass_py.analysis.trace.chrome_trace`, and :attr:`landing`: for each interval (same index) the
     cycles after its end until its data has landed (``gm_latency_cycles`` for a GM transfer, else 0), which
     :func:`catlass_py.analysis.causality.causality_violations` adds to find when an instruction finished.
-    ``arch`` overrides the launch's spec (e.g. to evaluate other cost parameters on the same run).
+    ``arch`` overrides the launch's spec (e.g. to evaluate other cost parameters on the same run). Without
+    ``record`` the model does not subscribe to markers (``interests``): only the trace shows them.
     """
 
     def __init__(self, arch=None, *, record: bool = False):
         self.arch_override = arch
         self.record = record
+        if not record:  # markers only go into the trace: without one the machine need not build them
+            self.interests = PipeOrder.interests - {"marker"}
         self.reports: list[CostReport] = []
         self.cores: tuple[CoreId, ...] = ()
         self.intervals: list[tuple] = []
@@ -217,7 +223,8 @@ class CostModel(PipeOrder):
         self._timing: dict[CoreId, _CoreTiming] = {}
         for c, st in self.orders.items():
             st.data = self._timing[c] = _CoreTiming(self._offset, PIPES)
-        self._queues: dict[CoreId, list] = {c: [] for c in info.cores}
+        self._queues: dict[int, list] = {id(st.core): [] for st in self.orders.values()}  # by id of the CoreId
+        self._side: list = []  # what the queued records need beside numbers (see on_event)
         self._last_core = self._last_queue = None
         if self.arch_override is not None and arch.arch_code != info.arch.arch_code:
             from catlass_py.errors import ArgumentError
@@ -231,6 +238,7 @@ class CostModel(PipeOrder):
         self._l2_rate = p.l2_bandwidth_gbps / p.clock_ghz
         self._l2_free = self._offset  # when the L2 has served every read queued so far
         self._macs = 0
+        self._macs_per_cycle: dict = {}  # cube MACs per cycle by Mmad input dtype (CostParams.macs_per_cycle)
         # MTE2 bytes per cycle of one core: (core type, L2 hit) -> rate
         self._read_rate = {
             (CoreType.AIC, True): p.l2_read_bytes_per_cycle,
@@ -238,6 +246,9 @@ class CostModel(PipeOrder):
             (CoreType.AIV, True): p.aiv_gm_read_bytes_per_cycle,
             (CoreType.AIV, False): p.aiv_l2_miss_read_bytes_per_cycle,
         }
+        self._rates = {t: (self._read_rate[(t, True)], self._read_rate[(t, False)]) for t in CoreType}
+        for c, t in self._timing.items():
+            t.rates = self._rates[c.type]
         self._gm_write_rate = p.gm_write_bytes_per_cycle
         self._ub_to_gm_rate = p.ub_to_gm_bytes_per_cycle
         types = {c.type for c in info.cores}
@@ -247,11 +258,62 @@ class CostModel(PipeOrder):
         self._head = head_us * 1e3 * p.clock_ghz
 
     def on_event(self, e) -> None:
-        """Queue the event on its core; the launch's events are timed at its end (:meth:`_time_events`)."""
+        """Queue the event on its core; the launch's events are timed at its end (:meth:`_time_events`).
+
+        A core's queue is a flat list of numbers, five per event, ``(kind, pipe index, a, b, x)``, so that
+        queuing a launch allocates nothing the garbage collector tracks; ``x`` is -1 or the index in
+        ``_side`` of what the record needs beside numbers:
+
+        * ``_INSTR``: an instruction without a unit flag; ``a``, ``b`` its duration and landing cycles (they
+          do not depend on when it starts and are computed here, as are the GM bytes and cube MACs every
+          instruction adds), ``x`` -> (GM buffer ids written, the event if ``record``);
+        * ``_READ``: the same for an MTE2 read from GM, which the L2 model times when it starts: ``a`` its
+          fixed cycles, ``b`` the length of its reads (:func:`_reads`), which follow the record;
+        * ``_SET`` / ``_WAIT``: a ``SetFlag`` (``a`` its seq) / ``WaitFlag`` (``a`` the seq of its set), ``x``
+          -> the event if ``record``;
+        * ``_BARRIER``: a ``PipeBarrier`` of one pipe;
+        * ``_EVENT``: any other event, ``x`` -> the event (a core's start is dropped: the pipe model ignores
+          it)."""
         core = e.core
         if core is not self._last_core:  # events come in runs of one core: skip hashing the CoreId
-            self._last_core, self._last_queue = core, self._queues[core]
-        self._last_queue.append(e)
+            q = self._queues.get(id(core))
+            if q is None:  # an equal CoreId that is not the launch's own object (a hand-built event)
+                q = self._queues[id(self.orders[core].core)]
+            self._last_core, self._last_queue = core, q
+        else:
+            q = self._last_queue
+        kind = e.__class__
+        if kind is SetFlagEvent:
+            q.extend((_SET, _SRC[e.event], e.seq, 0, self._keep(e) if self.record else -1))
+        elif kind is WaitFlagEvent:
+            q.extend((_WAIT, _DST[e.event], e.source_seq, 0, self._keep(e) if self.record else -1))
+        elif kind is InstructionEvent and not e.unit_flag:
+            pipe = e.pipe
+            for a in e.gm_reads:
+                self._gm_read += a.length * a.count
+            ids = ()
+            if e.gm_writes:
+                for a in e.gm_writes:
+                    self._gm_write += a.length * a.count
+                ids = tuple(a.buffer_id for a in e.gm_writes)
+            x = self._keep((ids, e if self.record else None)) if ids or self.record else -1
+            if pipe is Pipe.MTE2 and e.gm_reads:  # the L2 model times the reads when they start
+                reads = _reads(e.gm_reads)
+                q.extend((_READ, _MTE2, self._mte2_fixed(e), len(reads), x))
+                q.extend(reads)
+            else:
+                dur, lat = self._duration(e, pipe)
+                q.extend((_INSTR, PIPE_INDEX[pipe], dur, lat, x))
+        elif kind is PipeBarrierEvent and e.pipe is not Pipe.ALL:
+            q.extend((_BARRIER, PIPE_INDEX[e.pipe], 0, 0, -1))
+        elif kind is not CoreStartEvent:  # the pipe model ignores a core's start
+            q.extend((_EVENT, 0, 0, 0, self._keep(e)))
+
+    def _keep(self, obj) -> int:
+        """Put ``obj`` in the side list of the queued records; its index there."""
+        side = self._side
+        side.append(obj)
+        return len(side) - 1
 
     def on_launch_end(self, info: LaunchInfo, error: BaseException | None) -> None:
         mark = len(self.intervals)
@@ -264,43 +326,152 @@ class CostModel(PipeOrder):
         self._timing = {}
         super().on_launch_end(info, error)
 
+    def release(self) -> None:
+        super().release()
+        self._queues = {}
+        self._side = []
+        self._last_core = self._last_queue = None
+
     def _time_events(self) -> None:
         """Time the queued events core by core in simulated-time order: always the core that has got least far
         (the start of its latest instruction), until it passes the next one; a core whose ``CrossCoreWaitFlag``
         consumes a set not yet timed waits for it. The simulator runs one core at a time, so its event order
         is not the order in time; the L2 model needs the latter (the first read of some bytes in time is the
-        one that misses)."""
-        route = self._route
-        tokens = self._xtokens
-        queues = [(c, self._timing[c], deque(q)) for c, q in self._queues.items() if q]
-        self._queues = {c: [] for c in self._queues}
+        one that misses).
+
+        The records :meth:`on_event` queued for an instruction without a unit flag, a ``SetFlag``, a
+        ``WaitFlag`` and a one-pipe ``PipeBarrier`` are timed here directly: what
+        :meth:`PipeOrder._on_instruction`, ``_on_set``, ``_on_wait`` and ``_on_barrier`` followed by this
+        class's :meth:`instruction`, :meth:`publish`, :meth:`join` and :meth:`barrier` do, as the same
+        operations on the same values. Every other event takes the pipe model's route. When the launch failed,
+        a core may be left waiting for a set that never came: the rest of each core's events is then timed in
+        turn, without waiting."""
+        queues = [(t, q) for t, q in zip(self._timing.values(), self._queues.values()) if q]
+        side = self._side
+        self._queues = {k: [] for k in self._queues}
+        self._side = []
         self._last_core = self._last_queue = None
-        heap = [(t.clock, i) for i, (_c, t, _q) in enumerate(queues)]
+        pos = [0] * len(queues)  # where each core's queue has got to
+        route = self._route
+        xtokens = self._xtokens
+        tokens = self._tokens
+        gm_read_cycles = self._gm_read_cycles
+        gm_latency = self.params.gm_latency_cycles
+        pipes = PIPES
+        record = self.record
+        intervals, landing = self.intervals, self.landing
+        event_sets, event_waits = self.event_sets, self.event_waits
+        written = self._written
+        sic = self.params.scalar_issue_cycles
+        S = Pipe.S
+        heappush, heappop = heapq.heappush, heapq.heappop
+        heap = [(t.clock, i) for i, (t, _q) in enumerate(queues)]
         heapq.heapify(heap)
         parked: dict[int, list[int]] = {}
-        while heap:
-            _clock, i = heapq.heappop(heap)
-            _core, t, q = queues[i]
-            limit = heap[0][0] if heap else math.inf
-            while q:
-                e = q[0]
-                kind = type(e)
-                if kind is CrossCoreWaitEvent:
-                    missing = next((s for s in e.sources if s not in tokens), None)
-                    if missing is not None:
-                        parked.setdefault(missing, []).append(i)
-                        break
-                q.popleft()
-                route.get(kind, _skip)(e)
-                if kind is CrossCoreSetEvent:
-                    for j in parked.pop(e.seq, ()):
-                        heapq.heappush(heap, (queues[j][1].clock, j))
-                if t.clock > limit:
-                    heapq.heappush(heap, (t.clock, i))
-                    break
-        for _core, _t, q in queues:  # a wait whose set never came (the launch failed): time what is left
-            for e in q:
-                route.get(type(e), _skip)(e)
+        draining = False
+        while True:
+            while heap:
+                _clock, i = heappop(heap)
+                t, q = queues[i]
+                k, n = pos[i], len(q)
+                limit = math.inf if draining else heap[0][0] if heap else math.inf
+                free, done, last_end, busy = t.free, t.done, t.last_end, t.busy
+                while k < n:
+                    code = q[k]
+                    if code <= _READ:  # _INSTR, _READ: PipeOrder._on_instruction + instruction
+                        pipe = pipes[q[k + 1]]
+                        dur = q[k + 2]
+                        lat = q[k + 3]
+                        x = q[k + 4]
+                        k += 5
+                        issue = t.issue
+                        f = free[pipe]
+                        start = issue if issue > f else f
+                        if start > t.clock:
+                            t.clock = start
+                        if code == _READ:  # dur holds the fixed cycles (_duration's MTE2 rule), lat the reads
+                            dur = dur + gm_read_cycles(t.rates, q[k:k + lat], start)
+                            k += lat
+                            lat = gm_latency
+                        if x >= 0:
+                            ids, e = side[x]
+                        busy_end = start + dur
+                        free[pipe] = busy_end
+                        last_end[pipe] = busy_end + lat
+                        if busy_end + lat > done[pipe]:
+                            done[pipe] = busy_end + lat
+                        busy[pipe] += dur
+                        if pipe is S:
+                            t.issue = busy_end + lat
+                        else:
+                            t.issue = issue + sic
+                        if x >= 0:
+                            for b in ids:
+                                written.add(b)
+                            if record:
+                                intervals.append((e.core, pipe.value, e.op, start, dur, e.seq, e.nbytes))
+                                landing.append(lat)
+                        if t.clock > limit:
+                            heappush(heap, (t.clock, i))
+                            break
+                    elif code == _SET:  # PipeOrder._on_set + publish
+                        pipe = pipes[q[k + 1]]
+                        seq = q[k + 2]
+                        x = q[k + 4]
+                        k += 5
+                        fire = t.issue
+                        v = done[pipe]
+                        if v > fire:
+                            fire = v
+                        v = free[pipe]
+                        if v > fire:
+                            fire = v
+                        t.issue += sic
+                        if record:
+                            e = side[x]
+                            event_sets[seq] = (e.core, e.event.name, e.event_id, fire)
+                        tokens[seq] = fire
+                    elif code == _WAIT:  # PipeOrder._on_wait + join
+                        token = tokens.pop(q[k + 2], None)
+                        if token is not None:
+                            pipe = pipes[q[k + 1]]
+                            if token > free[pipe]:
+                                free[pipe] = token
+                            if pipe is S and token > t.issue:
+                                t.issue = token
+                            t.issue += sic
+                            if record:
+                                e = side[q[k + 4]]
+                                event_waits.append((e.core, e.event.name, e.event_id, free[pipe], e.source_seq))
+                        k += 5
+                    elif code == _BARRIER:  # PipeOrder._on_barrier + barrier
+                        pipe = pipes[q[k + 1]]
+                        k += 5
+                        if done[pipe] > free[pipe]:
+                            free[pipe] = done[pipe]
+                    else:  # _EVENT: the pipe model's route
+                        e = side[q[k + 4]]
+                        kind = e.__class__
+                        if kind is CrossCoreWaitEvent and not draining:
+                            missing = next((s for s in e.sources if s not in xtokens), None)
+                            if missing is not None:
+                                parked.setdefault(missing, []).append(i)
+                                break
+                        k += 5
+                        route.get(kind, _skip)(e)
+                        if kind is CrossCoreSetEvent:
+                            for j in parked.pop(e.seq, ()):
+                                heappush(heap, (queues[j][0].clock, j))
+                        if t.clock > limit:
+                            heappush(heap, (t.clock, i))
+                            break
+                pos[i] = k
+            if draining:
+                break
+            # A wait whose set never came (the launch failed): time what is left of each core in turn.
+            draining = True
+            parked = {}
+            heap = [(0, i) for i, (_t, q) in enumerate(queues) if pos[i] < len(q)]
 
     # -- order operations on times ---------------------------------------------------------------
     def dispatch(self, st: CoreOrder, pipe: Pipe) -> None:
@@ -389,10 +560,19 @@ class CostModel(PipeOrder):
         instruction starts (the L2 model orders reads of the same bytes by it)."""
         p = self.params
         nbytes = e.nbytes
+        # the pipes by how many instructions a launch issues on them; only some rules read ``info``
+        if pipe is Pipe.MTE1:
+            rate = p.l1_to_l0a_bytes_per_cycle if "L0A" in e.op else p.l1_to_l0b_bytes_per_cycle
+            return p.mte_overhead_cycles + nbytes / rate, 0.0
+        if pipe is Pipe.S:
+            return (p.scalar_gm_read_cycles if e.gm_reads or e.gm_writes else p.scalar_issue_cycles), 0.0
         info = e.info if isinstance(e.info, dict) else {}
         if pipe is Pipe.M:
             m, n, k = info.get("m"), info.get("n"), info.get("k")
-            macs_pc = p.macs_per_cycle(info.get("dtype"))
+            dtype = info.get("dtype")
+            macs_pc = self._macs_per_cycle.get(dtype)
+            if macs_pc is None:
+                macs_pc = self._macs_per_cycle[dtype] = p.macs_per_cycle(dtype)
             if m is not None and n is not None and k is not None:
                 k0 = max(1, macs_pc // 256)
                 fractals = math.ceil(m / 16) * math.ceil(n / 16) * math.ceil(k / k0)
@@ -401,14 +581,16 @@ class CostModel(PipeOrder):
             self._macs += e.flops // 2
             return p.cube_overhead_cycles + e.flops / 2 / macs_pc, 0.0
         if pipe is Pipe.MTE2:
-            dmas = info.get("dmas", 1) or 1
-            fixed = p.mte_overhead_cycles * dmas
+            fixed = self._mte2_fixed(e)
             if not e.gm_reads:  # an on-chip move on MTE2 (or a hand-built event): bytes at the miss rate
                 return fixed + nbytes / self._read_rate[(e.core.type, False)], 0.0
-            return fixed + self._gm_read_cycles(e.core.type, e.gm_reads, start), p.gm_latency_cycles
-        if pipe is Pipe.MTE1:
-            rate = p.l1_to_l0a_bytes_per_cycle if "L0A" in e.op else p.l1_to_l0b_bytes_per_cycle
-            return p.mte_overhead_cycles + nbytes / rate, 0.0
+            return fixed + self._gm_read_cycles(self._rates[e.core.type], _reads(e.gm_reads), start), \
+                p.gm_latency_cycles
+        if pipe is Pipe.V:
+            src, dst = info.get("src"), info.get("dst")
+            if src in _DTYPE_BITS and dst in _DTYPE_BITS and e.flops:
+                nbytes = e.flops * max(_DTYPE_BITS[src], _DTYPE_BITS[dst]) // 8
+            return p.vector_overhead_cycles + math.ceil(nbytes / p.vector_bytes_per_cycle), 0.0
         if pipe is Pipe.FIX:
             if e.op == "AtomicAdd":  # the add of an atomic store happens in L2; its Fixpipe moved the bytes
                 return 0.0, (p.gm_latency_cycles if e.gm_writes else 0.0)
@@ -419,34 +601,35 @@ class CostModel(PipeOrder):
         if pipe is Pipe.MTE3:
             lat = p.gm_latency_cycles if e.gm_writes else 0.0
             return p.mte_overhead_cycles + nbytes / self._ub_to_gm_rate, lat
-        if pipe is Pipe.V:
-            src, dst = info.get("src"), info.get("dst")
-            if src in _DTYPE_BITS and dst in _DTYPE_BITS and e.flops:
-                nbytes = e.flops * max(_DTYPE_BITS[src], _DTYPE_BITS[dst]) // 8
-            return p.vector_overhead_cycles + math.ceil(nbytes / p.vector_bytes_per_cycle), 0.0
-        if pipe is Pipe.S:
-            return (p.scalar_gm_read_cycles if e.gm_reads or e.gm_writes else p.scalar_issue_cycles), 0.0
         return p.mte_overhead_cycles + nbytes / p.l1_to_l0b_bytes_per_cycle, 0.0
 
-    def _gm_read_cycles(self, core_type, accesses, start: float) -> float:
-        """MTE2 cycles of the GM reads ``accesses`` starting at ``start``: ``gm_run_cycles`` per contiguous run, the
-        bytes of L2 hits at the core's L2 rate, the whole HBM granules of misses at the core's HBM rate; every read
-        also queues for the L2 all cores share (first come first served), and a read that fetches from HBM gets
-        1/n of the HBM's bandwidth (``gm_bandwidth`` and ``hbm_run_cycles`` per run; n the fetches in flight at
-        ``start``, itself included); the transfer ends when the core, the L2 and the HBM share are done with it."""
+    def _mte2_fixed(self, e: InstructionEvent) -> int:
+        """The fixed MTE2 cycles of a transfer: ``mte_overhead_cycles`` per DMA it issues."""
+        info = e.info if isinstance(e.info, dict) else {}
+        return self.params.mte_overhead_cycles * (info.get("dmas", 1) or 1)
+
+    def _gm_read_cycles(self, rates: tuple[float, float], reads, start: float) -> float:
+        """MTE2 cycles of the GM reads ``reads`` (:func:`_reads`, or a slice of a queue holding them) starting at
+        ``start`` on a core whose (L2 hit, L2 miss) read rates are ``rates``: ``gm_run_cycles`` per contiguous run,
+        the bytes of L2 hits at the core's L2 rate, the whole HBM granules of misses at the core's HBM rate; every
+        read also queues for the L2 all cores share (first come first served), and a read that fetches from HBM
+        gets 1/n of the HBM's bandwidth (``gm_bandwidth`` and ``hbm_run_cycles`` per run; n the fetches in flight
+        at ``start``, itself included); the transfer ends when the core, the L2 and the HBM share are done with
+        it."""
         p = self.params
         hit_bytes = miss_bytes = fetched = 0
         hit_runs = miss_runs = fetch_runs = 0
-        miss_rate = self._read_rate[(core_type, False)]
-        for a in accesses:
-            n = a.length * a.count
+        hit_rate, miss_rate = rates
+        for j in range(0, len(reads), 5):
+            r = tuple(reads[j:j + 5])
+            n = r[2] * r[4]
             if n <= 0:
                 continue
-            geometry = self._geometry_cache.get(a)
+            geometry = self._geometry_cache.get(r)
             if geometry is None:
-                geometry = self._geometry_cache[a] = _geometry(a, p.hbm_access_bytes)
+                geometry = self._geometry_cache[r] = _geometry(r, p.hbm_access_bytes)
             runs, granule_bytes, key = geometry
-            state = self._l2_lookup(key, a.buffer_id, granule_bytes, start, granule_bytes / miss_rate)
+            state = self._l2_lookup(key, r[0], granule_bytes, start, granule_bytes / miss_rate)
             if state == _HIT:
                 hit_bytes += n
                 hit_runs += runs
@@ -457,7 +640,7 @@ class CostModel(PipeOrder):
                     fetched += granule_bytes
                     fetch_runs += runs
         self._l2_hit_bytes += hit_bytes
-        cycles = hit_bytes / self._read_rate[(core_type, True)] + miss_bytes / miss_rate \
+        cycles = hit_bytes / hit_rate + miss_bytes / miss_rate \
             + (hit_runs + miss_runs) * p.gm_run_cycles
         # Every read goes through L2, whose bandwidth all cores share; a miss also through HBM.
         l2_start = start if start > self._l2_free else self._l2_free
@@ -544,26 +727,38 @@ class CostModel(PipeOrder):
 
 _HIT, _MISS, _REFETCH = 0, 1, 2
 
+_INSTR, _READ, _SET, _WAIT, _BARRIER, _EVENT = 0, 1, 2, 3, 4, 5
+"""Kinds of the records :meth:`CostModel.on_event` queues."""
+_SRC = {ev: PIPE_INDEX[ev.src] for ev in HardEvent}
+_DST = {ev: PIPE_INDEX[ev.dst] for ev in HardEvent}
+_MTE2 = PIPE_INDEX[Pipe.MTE2]
+
 
 def _skip(e) -> None:
     return None
 
 
-def _geometry(a, granule: int) -> tuple[int, int, tuple]:
+def _reads(accesses) -> tuple[int, ...]:
+    """GM access records as (buffer id, start, length, stride, count) one after the other: what the L2 model uses
+    of them, in numbers (nothing for the garbage collector to track)."""
+    return tuple(v for a in accesses for v in (a.buffer_id, a.start, a.length, a.stride, a.count))
+
+
+def _geometry(r, granule: int) -> tuple[int, int, tuple]:
     """(contiguous runs, bytes of the ``granule``-aligned granules they touch, the L2 key of those granules) of a
-    GM access record. Two reads whose runs cover the same granules (e.g. the two halves of 512-byte granules that
-    neighbouring tiles read) have the same key."""
-    length, count, stride, start = a.length, a.count, a.stride, a.start
+    GM read (:func:`_reads`). Two reads whose runs cover the same granules (e.g. the two halves of 512-byte
+    granules that neighbouring tiles read) have the same key."""
+    buffer_id, start, length, stride, count = r
     first = start // granule * granule
     if count <= 1 or length >= stride:  # one contiguous range
         total = length * count if count > 1 else length
         granules = _granules(start, total, granule)
-        return 1, granules * granule, (a.buffer_id, first, granules, 0, 1)
+        return 1, granules * granule, (buffer_id, first, granules, 0, 1)
     period = granule // math.gcd(stride % granule, granule) if stride % granule else 1
     per_period = sum(_granules(start + j * stride, length, granule) for j in range(min(period, count)))
     full, rest = divmod(count, period)
     total = full * per_period + sum(_granules(start + j * stride, length, granule) for j in range(rest))
-    return count, total * granule, (a.buffer_id, first, _granules(start, length, granule), stride, count)
+    return count, total * granule, (buffer_id, first, _granules(start, length, granule), stride, count)
 
 
 def _granules(start: int, length: int, granule: int) -> int:

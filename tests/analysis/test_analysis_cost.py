@@ -220,3 +220,39 @@ def test_launches_observed_one_after_another_add_up():
     # The second launch is placed after the first on the recorded timeline.
     assert [(pipe, start) for _c, pipe, _op, start, _d, _s, _b in cm.intervals] == [
         ("MTE2", 0), ("MTE1", 100), ("MTE2", 150), ("MTE1", 150)]
+
+
+def test_a_model_with_and_without_record_predicts_the_same():
+    # record=False queues compact records, record=True keeps every event for the trace: the same numbers.
+    x = example10_inputs(3, 100, 96, 160)
+    plain, traced = CostModel(), CostModel(record=True)
+    grouped_matmul_slice_m_per_token_dequant(x.a, x.b, x.group_list, x.scale, x.per_token_scale, core_num=3,
+                                              observers=(plain, traced))
+    assert plain.report == traced.report
+    assert (plain.report.busy_cycles, plain.report.core_cycles) == (traced.report.busy_cycles,
+                                                                    traced.report.core_cycles)
+    assert plain.report.cycles > 0 and len(traced.intervals) > 0
+
+
+@pytest.mark.parametrize("record", [False, True])
+def test_events_after_a_wait_whose_set_never_came_are_still_timed(record):
+    # A stream the machine does not produce (a launch that failed): AIV0.0 consumed a cross-core set that
+    # was never published. Its later work is timed after everything else, the wait joining no set.
+    from catlass_py.arch import CoreId, CoreType, CrossCoreWaitEvent, InstructionEvent, LaunchInfo
+
+    aic, aiv = CoreId(CoreType.AIC, 0), CoreId(CoreType.AIV, 0, 0)
+    cm = CostModel(record=record)
+    info = LaunchInfo(UNIT_ARCH, 1, (aic, aiv), None, None)
+    cm.on_launch_start(info)
+    for e in (InstructionEvent(1, aiv, Pipe.V, "Adds", nbytes=10),
+              CrossCoreWaitEvent(2, aiv, 0, (99,)),
+              InstructionEvent(3, aiv, Pipe.V, "Adds", nbytes=20),
+              InstructionEvent(4, aic, Pipe.MTE1, "CopyL1ToL0A", nbytes=50)):
+        cm.on_event(e)
+    cm.on_launch_end(info, None)
+    rep = cm.report
+    assert rep.core_end_cycles == {"AIC0": 50, "AIV0.0": 30}
+    assert rep.busy_cycles["AIV.V"] == 30 and rep.busy_cycles["AIC.MTE1"] == 50
+    if record:
+        assert [(c.short, pipe, start, dur) for c, pipe, _op, start, dur, _s, _b in cm.intervals] == [
+            ("AIV0.0", "V", 0, 10), ("AIV0.0", "V", 10, 20), ("AIC0", "MTE1", 0, 50)]
