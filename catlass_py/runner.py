@@ -167,11 +167,33 @@ class BlockProgress(Observer):
             self.advance(1)
 
 
-def to_device(name: str, host: np.ndarray, *, read_only: bool = True, dtype=None) -> GlobalTensor:
+def to_device(name: str, host: np.ndarray, *, read_only: bool = True, dtype=None, layout=None) -> GlobalTensor:
     """A GM tensor over the host array (the C++ host's ``aclrtMalloc`` + ``aclrtMemcpy``), typed ``dtype``
     (default: the array's). An input is read-only; an output (``read_only=False``) is written in place, so
-    ``host`` holds the result after the launch."""
+    ``host`` holds the result after the launch. With ``layout`` (``RowMajor``, ``ColumnMajor``, ``zN``, ``nZ``)
+    ``host`` is the logical matrix and the device gets it stored in that layout
+    (:func:`catlass_py.ops.operator.as_stored`: a column-major ``[m, k]`` matrix is the C++ host's ``k x m``
+    buffer)."""
+    if layout is not None:
+        from catlass_py.ops.operator import as_stored
+
+        host = as_stored(host, layout)
     return GlobalBuffer.from_array(host, name, read_only=read_only).tensor(host.dtype if dtype is None else dtype)
+
+
+def host_dtype(element) -> np.dtype:
+    """The numpy dtype of the host vector of an element type (a dtype registry name such as ``"bfloat16"``,
+    ``ml_dtypes.bfloat16`` for bf16): what ``std::vector<Element>`` holds in the C++ host."""
+    from catlass_py.numerics.dtypes import get_dtype
+
+    return np.dtype(get_dtype(element).numpy)
+
+
+def setting_text(value) -> str:
+    """An assembly keyword's value as ``--set`` writes it: a class (a layout) by its name, None as ``auto``."""
+    if value is None:
+        return "auto"
+    return value.__name__ if isinstance(value, type) else str(value)
 
 
 class ExampleRun:
@@ -223,6 +245,7 @@ class ExampleRun:
         self.numerics = options is None or options.numerics
         #: keywords for the example's assembly (:meth:`assemble`), e.g. from ``catlass-py run --set``
         self.config = dict(config or {})
+        self._settings: dict[str, Any] = {}
 
     def reserve(self, kernel, *, inputs: dict, gm: dict | None = None, golden: int = 0, arguments=None,
                 workspace: int = 0) -> Footprint:
@@ -286,12 +309,35 @@ class ExampleRun:
         if unknown:
             raise ArgumentError(f"{self.example}: {', '.join(unknown)} is not a keyword of its assemble() (keywords: "
                                 f"{', '.join(k for k in params if k != 'arch')})")
+        self._settings = {name: p.default for name, p in params.items()
+                          if name != "arch" and p.default is not p.empty}
+        self._settings.update(defaults)
+        self._settings.update(self.config)
         try:
             return assemble(arch=arch, **{**defaults, **self.config})
         except ConfigError as exc:
             if not self.config:
                 raise
             raise SettingError(f"the assembly rejects the settings ({', '.join(self.config)}): {exc}") from exc
+
+    def setting(self, name: str):
+        """The value of the assembly keyword ``name`` the kernel was assembled with (:meth:`assemble`): the
+        configured one (``--set``), else the example's own choice, else the assembly's default; None where the
+        assembly chooses (``auto``). This is what the host side follows, as the C++ host follows the template
+        parameters: the element type of the data it generates (``ElementA``) and the layout it stores a matrix
+        in (``LayoutA``)."""
+        if name not in self._settings:
+            raise ArgumentError(f"{self.example}: {name} is not a keyword of its assemble()")
+        return self._settings[name]
+
+    def require(self, name: str, allowed, why: str) -> None:
+        """Refuse, before anything runs, a configured ``name`` whose value is not in ``allowed`` (values as
+        :meth:`setting` gives them): a :class:`~catlass_py.errors.SettingError` ``"--set name=value: why"``. For a
+        combination the example's kernel, epilogue or host code does not support."""
+        value = self.setting(name)
+        if value not in tuple(allowed):
+            shown = ", ".join(setting_text(v) for v in allowed)
+            raise SettingError(f"{self.example}: --set {name}={setting_text(value)}: {why} (supported: {shown})")
 
     @property
     def report(self):
