@@ -339,6 +339,19 @@ class ExampleRun:
             shown = ", ".join(setting_text(v) for v in allowed)
             raise SettingError(f"{self.example}: --set {name}={setting_text(value)}: {why} (supported: {shown})")
 
+    @contextmanager
+    def host_checks(self) -> Iterator[None]:
+        """The host's input checks (an operator's ``validate_inputs``) inside the ``with`` block: on a run with
+        settings, an :class:`ArgumentError` there is a :class:`~catlass_py.errors.SettingError` naming them (the
+        host data follows the settings, so a rule they break shows there)."""
+        try:
+            yield
+        except ArgumentError as exc:
+            if not self.config or isinstance(exc, SettingError):
+                raise
+            raise SettingError(f"{self.example}: the host's input rules reject the settings "
+                               f"({', '.join(self.config)}): {exc}") from exc
+
     @property
     def report(self):
         """The launch's :class:`~catlass_py.analysis.WorkloadReport`."""
