@@ -650,7 +650,7 @@ def _fill_mapper(compute: str, t, low, high):
     return double_mapper
 
 
-def fill_random_fp16_t(rng: GlibcRand, n: int, low: float, high: float) -> np.ndarray:
+def fill_random_fp16_t(rng: GlibcRand, n: int, low: float, high: float, dtype="float16") -> np.ndarray:
     """``n`` float16 values drawn like ``golden::FillRandomData<fp16_t>(v, fp16_t(low), fp16_t(high))`` of
     examples 05 and 08, where the random value itself is computed in CANN's ``op::fp16_t`` arithmetic
     (``hicann/opbase``, ``src/nnopbase/common/utils/fp16_t.cpp``):
@@ -662,10 +662,18 @@ def fill_random_fp16_t(rng: GlibcRand, n: int, low: float, high: float) -> np.nd
 
     So nearly every value equals ``high`` (5.0 for the examples): the data is real CATLASS behaviour, not a
     simulation artefact. Values from ``rand() < 4`` (fp16 subnormal quotients) are not modelled bit-exactly.
+
+    ``dtype`` is the vector's ``Element`` (``FillRandomData<Element>(v, fp16_t(low), fp16_t(high))``): the
+    fp16_t value is then cast to it (:func:`host_cast` of its float value: truncation for int8).
     """
     if not isinstance(rng, GlibcRand):
         raise ArgumentError(f"rng: expected a GlibcRand, got {type(rng).__name__}")
     n = _check_count("n", n)
+    t = _fill_dtype(dtype)
+    if t.name != "float16":
+        if _SHAPE_ONLY.get():
+            return _fill(rng, n, t.numpy, None)
+        return host_cast(fill_random_fp16_t(rng, n, low, high).astype(np.float32), t, source="float")
     lo, hi = np.float16(low), np.float16(high)
     span = np.float16(hi - lo)
 
