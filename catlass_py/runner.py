@@ -320,22 +320,29 @@ class ExampleRun:
                 raise
             raise SettingError(f"the assembly rejects the settings ({', '.join(self.config)}): {exc}") from exc
 
-    def setting(self, name: str):
+    def setting(self, name: str, assemble=None):
         """The value of the assembly keyword ``name`` the kernel was assembled with (:meth:`assemble`): the
         configured one (``--set``), else the example's own choice, else the assembly's default; None where the
-        assembly chooses (``auto``). This is what the host side follows, as the C++ host follows the template
-        parameters: the element type of the data it generates (``ElementA``) and the layout it stores a matrix
-        in (``LayoutA``)."""
+        assembly chooses (``auto``). Before :meth:`assemble`, pass the assembly function: the configured value,
+        else its default (for a host decision the assembly depends on, e.g. whether a layout needs padding).
+        This is what the host side follows, as the C++ host follows the template parameters: the element type
+        of the data it generates (``ElementA``) and the layout it stores a matrix in (``LayoutA``)."""
+        if assemble is not None and not self._settings:
+            params = inspect.signature(assemble).parameters
+            if name in params and name != "arch":
+                return self.config.get(name, params[name].default)
         if name not in self._settings:
             raise ArgumentError(f"{self.example}: {name} is not a keyword of its assemble()")
         return self._settings[name]
 
-    def require(self, name: str, allowed, why: str) -> None:
+    def require(self, name: str, allowed, why: str, assemble=None) -> None:
         """Refuse, before anything runs, a configured ``name`` whose value is not in ``allowed`` (values as
-        :meth:`setting` gives them): a :class:`~catlass_py.errors.SettingError` ``"--set name=value: why"``. For a
-        combination the example's kernel, epilogue or host code does not support."""
-        value = self.setting(name)
-        if value not in tuple(allowed):
+        :meth:`setting` gives them; ``assemble`` as there): a :class:`~catlass_py.errors.SettingError`
+        ``"EXAMPLE: --set name=value: why (supported: ...)"``. For a combination the example's kernel, epilogue or
+        host code does not support."""
+        value = self.setting(name, assemble)
+        allowed = tuple(allowed)
+        if value not in allowed:
             shown = ", ".join(setting_text(v) for v in allowed)
             raise SettingError(f"{self.example}: --set {name}={setting_text(value)}: {why} (supported: {shown})")
 
