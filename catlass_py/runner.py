@@ -50,7 +50,7 @@ from catlass_py.data import cached_inputs, shape_only_fills
 from catlass_py.errors import ArgumentError, ConfigError, SettingError
 from catlass_py.integers import is_int
 from catlass_py.scripts import EXAMPLES_PACKAGE, example_names, load_script  # noqa: F401 - re-exported
-from catlass_py.virtual import virtual_array
+from catlass_py.virtual import is_virtual, virtual_array
 
 
 @dataclass
@@ -173,11 +173,18 @@ def to_device(name: str, host: np.ndarray, *, read_only: bool = True, dtype=None
     ``host`` holds the result after the launch. With ``layout`` (``RowMajor``, ``ColumnMajor``, ``zN``, ``nZ``)
     ``host`` is the logical matrix and the device gets it stored in that layout
     (:func:`catlass_py.ops.operator.as_stored`: a column-major ``[m, k]`` matrix is the C++ host's ``k x m``
-    buffer)."""
+    buffer); a list of logical matrices (the groups of a grouped matmul) is stored one after another, each in
+    ``layout``."""
     if layout is not None:
         from catlass_py.ops.operator import as_stored
 
-        host = as_stored(host, layout)
+        if isinstance(host, (list, tuple)):
+            parts = [as_stored(x, layout).reshape(-1) for x in host]
+            dtype = parts[0].dtype if parts else np.dtype(np.float16)
+            host = (virtual_array(sum(x.size for x in parts), dtype) if any(is_virtual(x) for x in parts)
+                    else np.concatenate(parts) if parts else np.zeros(0, dtype))
+        else:
+            host = as_stored(host, layout)
     return GlobalBuffer.from_array(host, name, read_only=read_only).tensor(host.dtype if dtype is None else dtype)
 
 
