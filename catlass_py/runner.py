@@ -196,6 +196,18 @@ def host_dtype(element) -> np.dtype:
     return np.dtype(get_dtype(element).numpy)
 
 
+def compare_output(output, expect, k: int, valid: int | None = None):
+    """CATLASS's compare of an output with its golden by the output's element type: ``CompareDataBfloat16`` for a
+    bf16 output (``examples/common/golden/compare_data.hpp``: rtol 2**-7, 2**-6 from k = 2048), else
+    ``CompareData`` (:func:`catlass_py.golden.compare_data`; integers are then exact in practice). For an example
+    whose output type follows a setting (``--set out_element=bf16``)."""
+    from catlass_py import golden
+
+    if np.dtype(output.dtype).name == "bfloat16":
+        return golden.compare_data_bfloat16(output, expect, k, valid)
+    return golden.compare_data(output, expect, k, valid)
+
+
 def setting_text(value) -> str:
     """An assembly keyword's value as ``--set`` writes it: a class (a layout) by its name, None as ``auto``."""
     if value is None:

@@ -27,7 +27,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.basic_matmul import validate_inputs
-from catlass_py.runner import ExampleResult, ExampleRun, host_dtype, parse_positional, to_device
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 
 NAME = "00_basic_matmul"
 USAGE = "m n k [device_id]"
@@ -83,7 +83,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     if ex.numerics:  # a timing-only run computes and compares nothing
         with ex.phase("golden"):
             expect = golden.matmul(a, b)
-            result = golden.compare_data(host_c, expect, k)
+            result = compare_output(host_c, expect, k)
     sched = kernel.block_scheduler
     return ex.result(
         host_c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,

@@ -27,7 +27,7 @@ from catlass_py.assemblies.grouped_matmul_slice_k import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.ops.grouped_matmul_slice_k import validate_inputs
-from catlass_py.runner import ExampleResult, ExampleRun, host_dtype, parse_positional, to_device
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 
 NAME = "05_grouped_matmul_slice_k"
 USAGE = "problem_count m n k [device_id]"
@@ -85,7 +85,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
         host_c = c_buf.raw.view(host_dtype(element_c)).reshape(problem_count, m, n).copy()
         with ex.phase("golden"):
             expect = golden.grouped_matmul_slice_k(a, b, group_list)
-            result = golden.compare_data(host_c, expect, k)
+            result = compare_output(host_c, expect, k)
     sizes = np.diff(np.concatenate([[0], group_list]))
     sched = kernel.block_scheduler
     return ex.result(

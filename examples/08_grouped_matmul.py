@@ -20,6 +20,7 @@ kernel's ``ElementC``.
 from __future__ import annotations
 
 import sys
+from itertools import pairwise
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.kernel.grouped_matmul import MAX_TENSOR_COUNT
 from catlass_py.layout import ColumnMajor, RowMajor
-from catlass_py.runner import ExampleResult, ExampleRun, host_dtype, parse_positional, to_device
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 
 NAME = "08_grouped_matmul"
 USAGE = "problem_count m n k [device_id]"
@@ -91,8 +92,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     # every group's A_g = A[:, K_g] and B_g = B[K_g, :] stored in its layout, back to back (for the default
     # layouts: A's column-major k x m buffer and B's row-major one)
     bounds = np.concatenate([[0], group_list]).astype(np.int64)
-    gm_a = to_device("a", [a[:, lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])], layout=layout_a)
-    gm_b = to_device("b", [b[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])], layout=layout_b)
+    gm_a = to_device("a", [a[:, lo:hi] for lo, hi in pairwise(bounds)], layout=layout_a)
+    gm_b = to_device("b", [b[lo:hi] for lo, hi in pairwise(bounds)], layout=layout_b)
     c_buf = GlobalBuffer.empty(c_bytes, "c")  # uninitialised device memory (poison)
     gm_c = c_buf.tensor(element_c)
 
@@ -114,7 +115,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
         host_c = c_buf.raw.view(host_dtype(element_c)).reshape(problem_count, m, n).copy()
         with ex.phase("golden"):
             expect = golden.grouped_matmul_slice_k(a, b, group_list.astype(np.int64))
-            result = golden.compare_data(host_c[nonempty], expect[nonempty], k)
+            result = compare_output(host_c[nonempty], expect[nonempty], k)
     sched = kernel.block_scheduler
     return ex.result(
         host_c, result, golden=expect, shape={"problem_count": problem_count, "m": m, "n": n, "k": k}, launch_result=launch_result,

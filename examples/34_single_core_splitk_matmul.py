@@ -25,7 +25,7 @@ from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.single_core_splitk_matmul import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.ops.single_core_splitk_matmul import single_core_splitk_matmul
-from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, parse_positional
 
 NAME = "34_single_core_splitk_matmul"
 USAGE = "m n k [device_id]"
@@ -66,7 +66,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     if ex.numerics:  # a timing-only run computes and compares nothing
         with ex.phase("golden"):
             expect = golden.matmul(a, b)
-            result = golden.compare_data(c, expect, k)
+            result = compare_output(c, expect, k)
     return ex.result(
         c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"k_tiles_total": kernel.total_blocks((m, n, k)),
