@@ -346,10 +346,12 @@ class ExampleRun:
         else its default (for a host decision the assembly depends on, e.g. whether a layout needs padding).
         This is what the host side follows, as the C++ host follows the template parameters: the element type
         of the data it generates (``ElementA``) and the layout it stores a matrix in (``LayoutA``)."""
-        if assemble is not None and not self._settings:
-            params = inspect.signature(assemble).parameters
+        if not self._settings:  # before assemble(): the configured value, else the assembly's default
+            if name in self.config:
+                return self.config[name]
+            params = inspect.signature(assemble).parameters if assemble is not None else {}
             if name in params and name != "arch":
-                return self.config.get(name, params[name].default)
+                return params[name].default
         if name not in self._settings:
             raise ArgumentError(f"{self.example}: {name} is not a keyword of its assemble()")
         return self._settings[name]
