@@ -209,9 +209,12 @@ def compare_output(output, expect, k: int, valid: int | None = None):
 
 
 def setting_text(value) -> str:
-    """An assembly keyword's value as ``--set`` writes it: a class (a layout) by its name, None as ``auto``."""
+    """An assembly keyword's value as ``--set`` writes it: a class (a layout) by its name, a flag as true/false,
+    None as ``auto``."""
     if value is None:
         return "auto"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     return value.__name__ if isinstance(value, type) else str(value)
 
 
