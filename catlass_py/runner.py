@@ -200,7 +200,8 @@ def compare_output(output, expect, k: int, valid: int | None = None):
     """CATLASS's compare of an output with its golden by the output's element type: ``CompareDataBfloat16`` for a
     bf16 output (``examples/common/golden/compare_data.hpp``: rtol 2**-7, 2**-6 from k = 2048), else
     ``CompareData`` (:func:`catlass_py.golden.compare_data`; integers are then exact in practice). For an example
-    whose output type follows a setting (``--set out_element=bf16``)."""
+    whose output type follows a setting (``--set out_element=bf16``); an example whose C++ output is bf16 keeps
+    the C++'s ``CompareData``."""
     from catlass_py import golden
 
     if np.dtype(output.dtype).name == "bfloat16":
