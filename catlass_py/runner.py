@@ -209,6 +209,22 @@ def compare_output(output, expect, k: int, valid: int | None = None):
     return golden.compare_data(output, expect, k, valid)
 
 
+def _dtype_names(assemble, values: dict) -> dict:
+    """``values``' element-type keywords of ``assemble`` (``Element`` settings) as dtype registry names (an alias
+    such as ``"bf16"`` given in a ``config`` dict becomes ``"bfloat16"``, as ``--set`` parses it)."""
+    if assemble is None:
+        return {}
+    from catlass_py.assemblies.settings import DTYPE, settings_of
+    from catlass_py.numerics.dtypes import get_dtype
+
+    try:
+        kinds = {info.name: info.kind for info in settings_of(assemble)}
+    except ArgumentError:  # a user's assembly with keywords that are no settings: values stay as given
+        return {}
+    return {key: get_dtype(value).name for key, value in values.items()
+            if kinds.get(key) is DTYPE and isinstance(value, str)}
+
+
 def setting_text(value) -> str:
     """An assembly keyword's value as ``--set`` writes it: a class (a layout) by its name, a flag as true/false,
     None as ``auto``."""
@@ -336,6 +352,7 @@ class ExampleRun:
                           if name != "arch" and p.default is not p.empty}
         self._settings.update(defaults)
         self._settings.update(self.config)
+        self._settings.update(_dtype_names(assemble, self._settings))
         try:
             return assemble(arch=arch, **{**defaults, **self.config})
         except ConfigError as exc:
@@ -351,9 +368,9 @@ class ExampleRun:
         This is what the host side follows, as the C++ host follows the template parameters: the element type
         of the data it generates (``ElementA``) and the layout it stores a matrix in (``LayoutA``)."""
         if not self._settings:  # before assemble(): the configured value, else the assembly's default
-            if name in self.config:
-                return self.config[name]
             params = inspect.signature(assemble).parameters if assemble is not None else {}
+            if name in self.config:
+                return _dtype_names(assemble, {name: self.config[name]}).get(name, self.config[name])
             if name in params and name != "arch":
                 return params[name].default
         if name not in self._settings:
