@@ -47,10 +47,11 @@ from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.arch.params import LaunchParams
 from catlass_py.arch.pipes import CoreType
 from catlass_py.data import cached_inputs, shape_only_fills
-from catlass_py.errors import ArgumentError, ConfigError, SettingError
+from catlass_py.errors import ArgumentError, CatlassError, ConfigError, SettingError
 from catlass_py.integers import is_int
+from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.scripts import EXAMPLES_PACKAGE, example_names, load_script  # noqa: F401 - re-exported
-from catlass_py.virtual import is_virtual, virtual_array
+from catlass_py.virtual import virtual_array
 
 
 @dataclass
@@ -167,32 +168,18 @@ class BlockProgress(Observer):
             self.advance(1)
 
 
-def to_device(name: str, host: np.ndarray, *, read_only: bool = True, dtype=None, layout=None) -> GlobalTensor:
+def to_device(name: str, host: np.ndarray, *, read_only: bool = True, dtype=None) -> GlobalTensor:
     """A GM tensor over the host array (the C++ host's ``aclrtMalloc`` + ``aclrtMemcpy``), typed ``dtype``
     (default: the array's). An input is read-only; an output (``read_only=False``) is written in place, so
-    ``host`` holds the result after the launch. With ``layout`` (``RowMajor``, ``ColumnMajor``, ``zN``, ``nZ``)
-    ``host`` is the logical matrix and the device gets it stored in that layout
+    ``host`` holds the result after the launch. An example stores a logical matrix in its layout first
     (:func:`catlass_py.ops.operator.as_stored`: a column-major ``[m, k]`` matrix is the C++ host's ``k x m``
-    buffer); a list of logical matrices (the groups of a grouped matmul) is stored one after another, each in
-    ``layout``."""
-    if layout is not None:
-        from catlass_py.ops.operator import as_stored
-
-        if isinstance(host, (list, tuple)):
-            parts = [as_stored(x, layout).reshape(-1) for x in host]
-            dtype = parts[0].dtype if parts else np.dtype(np.float16)
-            host = (virtual_array(sum(x.size for x in parts), dtype) if any(is_virtual(x) for x in parts)
-                    else np.concatenate(parts) if parts else np.zeros(0, dtype))
-        else:
-            host = as_stored(host, layout)
+    buffer)."""
     return GlobalBuffer.from_array(host, name, read_only=read_only).tensor(host.dtype if dtype is None else dtype)
 
 
 def host_dtype(element) -> np.dtype:
     """The numpy dtype of the host vector of an element type (a dtype registry name such as ``"bfloat16"``,
     ``ml_dtypes.bfloat16`` for bf16): what ``std::vector<Element>`` holds in the C++ host."""
-    from catlass_py.numerics.dtypes import get_dtype
-
     return np.dtype(get_dtype(element).numpy)
 
 
@@ -209,20 +196,17 @@ def compare_output(output, expect, k: int, valid: int | None = None):
     return golden.compare_data(output, expect, k, valid)
 
 
-def _dtype_names(assemble, values: dict) -> dict:
-    """``values``' element-type keywords of ``assemble`` (``Element`` settings) as dtype registry names (an alias
-    such as ``"bf16"`` given in a ``config`` dict becomes ``"bfloat16"``, as ``--set`` parses it)."""
-    if assemble is None:
-        return {}
-    from catlass_py.assemblies.settings import DTYPE, settings_of
-    from catlass_py.numerics.dtypes import get_dtype
-
-    try:
-        kinds = {info.name: info.kind for info in settings_of(assemble)}
-    except ArgumentError:  # a user's assembly with keywords that are no settings: values stay as given
-        return {}
-    return {key: get_dtype(value).name for key, value in values.items()
-            if kinds.get(key) is DTYPE and isinstance(value, str)}
+def _dtype_names(values: dict) -> dict:
+    """The element-type values among ``values`` as dtype registry names: a dtype alias such as ``"bf16"`` given
+    in a ``config`` dict becomes ``"bfloat16"``, as ``--set`` parses it (other strings are left alone)."""
+    out = {}
+    for key, value in values.items():
+        if isinstance(value, str):
+            try:
+                out[key] = get_dtype(value).name
+            except CatlassError:
+                pass
+    return out
 
 
 def setting_text(value) -> str:
@@ -352,7 +336,7 @@ class ExampleRun:
                           if name != "arch" and p.default is not p.empty}
         self._settings.update(defaults)
         self._settings.update(self.config)
-        self._settings.update(_dtype_names(assemble, self._settings))
+        self._settings.update(_dtype_names(self._settings))
         try:
             return assemble(arch=arch, **{**defaults, **self.config})
         except ConfigError as exc:
@@ -370,7 +354,7 @@ class ExampleRun:
         if not self._settings:  # before assemble(): the configured value, else the assembly's default
             params = inspect.signature(assemble).parameters if assemble is not None else {}
             if name in self.config:
-                return _dtype_names(assemble, {name: self.config[name]}).get(name, self.config[name])
+                return _dtype_names({name: self.config[name]}).get(name, self.config[name])
             if name in params and name != "arch":
                 return params[name].default
         if name not in self._settings:

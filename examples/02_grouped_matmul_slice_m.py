@@ -28,6 +28,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.grouped_matmul_slice_m import validate_inputs
+from catlass_py.ops.operator import as_stored
 from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 
 NAME = "02_grouped_matmul_slice_m"
@@ -69,7 +70,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
         validate_inputs(a, b, group_list, layout_b, segmented, element_c, core_num, arch)
 
     gm_a = to_device("a", a)
-    gm_b = to_device("b", b, layout=layout_b)  # the C++ buffer: per group n x k for ColumnMajor
+    gm_b = to_device("b", as_stored(b, layout_b))  # the C++ buffer: per group n x k for ColumnMajor
     gm_gl = to_device("group_list", group_list)
     host_c = ex.zeros((m, n), host_dtype(element_c))
     gm_c = to_device("c", host_c, read_only=False)

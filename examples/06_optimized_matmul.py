@@ -30,6 +30,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.optimized_matmul import validate_inputs
+from catlass_py.ops.operator import as_stored
 from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 
 NAME = "06_optimized_matmul"
@@ -72,8 +73,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     a, b = ex.inputs(make_inputs, m, n, k, element)
     validate_inputs(a, b, layout_a, layout_b, core_num, arch)
 
-    gm_a = to_device("a", a, layout=layout_a)  # the logical matrices, stored in LayoutA / LayoutB
-    gm_b = to_device("b", b, layout=layout_b)
+    gm_a = to_device("a", as_stored(a, layout_a))  # the logical matrices, stored in LayoutA / LayoutB
+    gm_b = to_device("b", as_stored(b, layout_b))
     host_c = ex.zeros((m, n), host_dtype(element))  # ElementC = ElementA
     gm_c = to_device("c", host_c, read_only=False)
 

@@ -32,7 +32,9 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.kernel.grouped_matmul import MAX_TENSOR_COUNT
 from catlass_py.layout import ColumnMajor, RowMajor
+from catlass_py.ops.operator import as_stored
 from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
+from catlass_py.virtual import is_virtual, virtual_array
 
 NAME = "08_grouped_matmul"
 USAGE = "problem_count m n k [device_id]"
@@ -48,6 +50,14 @@ def make_inputs(problem_count: int, m: int, n: int, k: int, element: str = "floa
     b = data.fill_random_fp16_t(rng, k * n, -5.0, 5.0, element).reshape(k, n)
     group_list = data.generate_group_list(k, problem_count, rng=rng).astype(np.int32)
     return a_stored.T, b, group_list
+
+
+def stored_slabs(parts, layout) -> np.ndarray:
+    """The groups' logical slabs back to back in one buffer, each stored in ``layout`` (as_stored)."""
+    flat = [as_stored(x, layout).reshape(-1) for x in parts]
+    if any(is_virtual(x) for x in flat):  # a timing-only run: shape-only operands
+        return virtual_array(sum(x.size for x in flat), flat[0].dtype)
+    return np.concatenate(flat)
 
 
 def problem_lists(m: int, n: int, group_list, layout_a=ColumnMajor, layout_b=RowMajor, layout_c=RowMajor):
@@ -92,8 +102,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     # every group's A_g = A[:, K_g] and B_g = B[K_g, :] stored in its layout, back to back (for the default
     # layouts: A's column-major k x m buffer and B's row-major one)
     bounds = np.concatenate([[0], group_list]).astype(np.int64)
-    gm_a = to_device("a", [a[:, lo:hi] for lo, hi in pairwise(bounds)], layout=layout_a)
-    gm_b = to_device("b", [b[lo:hi] for lo, hi in pairwise(bounds)], layout=layout_b)
+    gm_a = to_device("a", stored_slabs([a[:, lo:hi] for lo, hi in pairwise(bounds)], layout_a))
+    gm_b = to_device("b", stored_slabs([b[lo:hi] for lo, hi in pairwise(bounds)], layout_b))
     c_buf = GlobalBuffer.empty(c_bytes, "c")  # uninitialised device memory (poison)
     gm_c = c_buf.tensor(element_c)
 

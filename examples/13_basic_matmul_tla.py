@@ -27,6 +27,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.basic_matmul_tla import validate_inputs
+from catlass_py.ops.operator import as_stored
 from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 from catlass_py.tla import make_layout_tag
 
@@ -74,8 +75,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     layout_b = make_layout_tag(element, tag_b, k, n)
     layout_c = make_layout_tag(element_c, "RowMajor", m, n)
 
-    gm_a = to_device("a", a, layout=_LAYOUT[tag_a])  # the logical matrices, stored per their layout tags
-    gm_b = to_device("b", b, layout=_LAYOUT[tag_b])
+    gm_a = to_device("a", as_stored(a, _LAYOUT[tag_a]))  # the logical matrices, stored per their layout tags
+    gm_b = to_device("b", as_stored(b, _LAYOUT[tag_b]))
     host_c = ex.zeros((m, n), host_dtype(element_c))
     gm_c = to_device("c", host_c, read_only=False)
 

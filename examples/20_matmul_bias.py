@@ -25,6 +25,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.matmul_bias import validate_inputs
+from catlass_py.ops.operator import as_stored
 from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 
 NAME = "20_matmul_bias"
@@ -64,7 +65,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
         validate_inputs(a, b, bias, layout_a, layout_b, element_c, core_num, arch)
 
     # the logical matrices, stored in LayoutA / LayoutB
-    gm = {"a": to_device("a", a, layout=layout_a), "b": to_device("b", b, layout=layout_b),
+    gm = {"a": to_device("a", as_stored(a, layout_a)), "b": to_device("b", as_stored(b, layout_b)),
           "bias": to_device("bias", bias)}
     host_c = ex.zeros((m, n), host_dtype(element_c))
     gm_c = to_device("c", host_c, read_only=False)
