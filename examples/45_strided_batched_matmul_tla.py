@@ -13,8 +13,8 @@ C++ example's: ``problem_count m n k [device_id] [lda ldb ldc] [strideA strideB 
 ``-5.0f..5.0f``, A first); C is compared batch by batch, without the gaps between the batches.
 
 The host follows the assembly's element types: ``--set element=bf16`` (or int8) fills A and B of that type, and C
-is of the kernel's ``ElementC``. The layouts are the example's arguments (``row col``); a ``--set layout_a`` that
-differs from them is refused.
+is of the kernel's ``ElementC``. The layouts are the example's arguments (``row col``): ``--set layout_a=column``
+gives them when the command line does not (the default leading dimensions and strides follow).
 """
 
 from __future__ import annotations
@@ -88,11 +88,19 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
         raise ArgumentError(f"usage: {NAME} {USAGE}")
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
+    # The C++ takes the layouts as arguments and its default leading dimensions and strides follow them: --set
+    # layout_a / layout_b are those arguments when the command line does not give them.
+    wanted = {key: ex.setting(key, assemble) if key in ex.config else p[key] for key in ("layout_a", "layout_b")}
+    if wanted != {key: p[key] for key in wanted}:
+        why = "the layouts are the example's trailing arguments (layoutA layoutB: row|col)"
+        configured = [key for key in wanted if key in ex.config]
+        for key in configured:
+            ex.require(key, (RowMajor, ColumnMajor), why)
+        if list(argv)[-2:] and all(isinstance(t, str) and t.lower() in ("row", "col") for t in list(argv)[-2:]):
+            for key in configured:  # given twice, differently
+                ex.require(key, (p[key],), f"{why}, which give {p[key].__name__}")
+        p = parse_args([*argv, *("row" if wanted[key] is RowMajor else "col" for key in wanted)])
     tag_a, tag_b = p["layout_a"].__name__, p["layout_b"].__name__
-    for key in ("layout_a", "layout_b"):  # the C++ takes the layouts as arguments, its strides follow them
-        if key in ex.config:
-            ex.require(key, (p[key],), "the layouts are the example's trailing arguments (layoutA layoutB: "
-                       "row|col), which its default leading dimensions and strides follow; pass them there")
     kernel = ex.assemble(assemble, arch, layout_a=tag_a, layout_b=tag_b, swizzle=swizzle_for(m, n))
     swizzle = (kernel.block_scheduler.swizzle_offset, kernel.block_scheduler.swizzle_direction)
 

@@ -112,6 +112,7 @@ def test_every_dtype_and_layout_value_passes_or_is_refused(capsys, example, key,
     ("37", {"element": "bf16", "layout_b": "column"}, "bf16"),
     ("44", {"layout_a": "column", "layout_b": "column"}, "bf16"),
     ("45", {"element": "int8"}, "int32"),
+    ("45", {"layout_a": "column", "element": "bf16"}, "bf16"),  # as the trailing arguments col row
     ("10", {"out_dtype": "float16"}, "fp16"),
     ("11", {"out_dtype": "float16", "element_group_list": "int32"}, "fp16"),
     ("12", {"out_dtype": "bfloat16", "layout_a": "column"}, "bf16"),
@@ -126,7 +127,7 @@ def test_the_host_follows_the_settings(capsys, example, settings, output_dtype):
 @pytest.mark.parametrize("example, settings, match", [
     ("06", {"element": "int8"}, "--set element=int8"),  # OptimizedMatmul makes C of A's type
     ("00", {"layout_a": "zN"}, "--set layout_a=zN"),  # the host stores row- or column-major matrices
-    ("45", {"layout_a": "column"}, "--set layout_a=ColumnMajor"),  # the layouts are the example's arguments
+    ("45", {"layout_a": "zN"}, "--set layout_a=zN"),  # the layouts are the example's row|col arguments
     ("20", {"element": "bf16"}, "(element)"),  # the assembly: no bf16 bias
     ("23", {"element": "int8"}, "--set element=int8"),
     ("10", {"out_dtype": "float32"}, "(out_dtype)"),
@@ -135,6 +136,14 @@ def test_the_host_follows_the_settings(capsys, example, settings, output_dtype):
 def test_unsupported_values_are_refused_before_running(capsys, example, settings, match):
     verdict, err = _run(capsys, example, settings)
     assert verdict == "refused" and match in err
+
+
+def test_example_45_layout_settings_agree_with_its_layout_arguments(capsys):
+    argv = ["run", "45", *SHAPES["45"], "col", "row", "--cores", "2", "--json"]
+    assert cli.main([*argv, "--set", "layout_a=column"]) == 0 and json.loads(capsys.readouterr().out)["passed"]
+    assert cli.main([*argv, "--set", "layout_b=column"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--set layout_b=ColumnMajor" in err and "which give RowMajor" in err and "\n" not in err
 
 
 def test_layouts_are_stored_even_where_the_generator_is_degenerate(monkeypatch):
