@@ -650,7 +650,7 @@ def _fill_mapper(compute: str, t, low, high):
     return double_mapper
 
 
-def fill_random_fp16_t(rng: GlibcRand, n: int, low: float, high: float) -> np.ndarray:
+def fill_random_fp16_t(rng: GlibcRand, n: int, low: float, high: float, dtype="float16") -> np.ndarray:
     """``n`` float16 values drawn like ``golden::FillRandomData<fp16_t>(v, fp16_t(low), fp16_t(high))`` of
     examples 05 and 08, where the random value itself is computed in CANN's ``op::fp16_t`` arithmetic
     (``hicann/opbase``, ``src/nnopbase/common/utils/fp16_t.cpp``):
@@ -662,10 +662,18 @@ def fill_random_fp16_t(rng: GlibcRand, n: int, low: float, high: float) -> np.nd
 
     So nearly every value equals ``high`` (5.0 for the examples): the data is real CATLASS behaviour, not a
     simulation artefact. Values from ``rand() < 4`` (fp16 subnormal quotients) are not modelled bit-exactly.
+
+    ``dtype`` is the vector's ``Element`` (``FillRandomData<Element>(v, fp16_t(low), fp16_t(high))``): the
+    fp16_t value is then cast to it (:func:`host_cast` of its float value: truncation for int8).
     """
     if not isinstance(rng, GlibcRand):
         raise ArgumentError(f"rng: expected a GlibcRand, got {type(rng).__name__}")
     n = _check_count("n", n)
+    t = _fill_dtype(dtype)
+    if t.name != "float16":
+        if _SHAPE_ONLY.get():
+            return _fill(rng, n, t.numpy, None)
+        return host_cast(fill_random_fp16_t(rng, n, low, high).astype(np.float32), t, source="float")
     lo, hi = np.float16(low), np.float16(high)
     span = np.float16(hi - lo)
 
@@ -728,8 +736,8 @@ class Example10Inputs:
 
     a: np.ndarray  # int8 [m, k]
     b: np.ndarray  # int8 [G, k, n]
-    scale: np.ndarray  # bfloat16 [G, n]
-    per_token_scale: np.ndarray  # bfloat16 [m]
+    scale: np.ndarray  # bfloat16 (or the example's ElementScale) [G, n]
+    per_token_scale: np.ndarray  # bfloat16 (or the example's ElementScale) [m]
     group_list: np.ndarray  # int64 [G], inclusive prefix sums
 
     def as_dict(self) -> dict:
@@ -737,12 +745,13 @@ class Example10Inputs:
                 "per_token_scale": self.per_token_scale, "group_list": self.group_list}
 
 
-def example10_inputs(group_count: int, m: int, n: int, k: int) -> Example10Inputs:
+def example10_inputs(group_count: int, m: int, n: int, k: int, element_scale: str = "bfloat16") -> Example10Inputs:
     """The inputs example 10 builds for ``10_grouped_matmul_slice_m_per_token_dequant G m n k``.
 
     One glibc stream from its default state (the program never seeds first): A (``-16..16``), B
     (``-16..16``, G row-major k x n matrices back to back), scale and per-token scale (``0.0..1.0`` in
-    double, stored as bf16), then :func:`generate_group_list` (which reseeds with 0).
+    double, stored as ``element_scale``: bf16, the example's D type), then :func:`generate_group_list` (which
+    reseeds with 0).
     """
     group_count = _check_count("group_count", group_count)
     if group_count < 1:
@@ -753,8 +762,8 @@ def example10_inputs(group_count: int, m: int, n: int, k: int) -> Example10Input
     rng = GlibcRand()
     a = fill_random(rng, m * k, -16, 16, "int8").reshape(m, k)
     b = fill_random(rng, group_count * k * n, -16, 16, "int8").reshape(group_count, k, n)
-    scale = fill_random(rng, group_count * n, 0.0, 1.0, "bfloat16").reshape(group_count, n)
-    per_token_scale = fill_random(rng, m, 0.0, 1.0, "bfloat16")
+    scale = fill_random(rng, group_count * n, 0.0, 1.0, element_scale).reshape(group_count, n)
+    per_token_scale = fill_random(rng, m, 0.0, 1.0, element_scale)
     group_list = generate_group_list(m, group_count, rng=rng)
     return Example10Inputs(a, b, scale, per_token_scale, group_list)
 

@@ -47,8 +47,9 @@ from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.arch.params import LaunchParams
 from catlass_py.arch.pipes import CoreType
 from catlass_py.data import cached_inputs, shape_only_fills
-from catlass_py.errors import ArgumentError, ConfigError, SettingError
+from catlass_py.errors import ArgumentError, CatlassError, ConfigError, SettingError
 from catlass_py.integers import is_int
+from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.scripts import EXAMPLES_PACKAGE, example_names, load_script  # noqa: F401 - re-exported
 from catlass_py.virtual import virtual_array
 
@@ -170,8 +171,52 @@ class BlockProgress(Observer):
 def to_device(name: str, host: np.ndarray, *, read_only: bool = True, dtype=None) -> GlobalTensor:
     """A GM tensor over the host array (the C++ host's ``aclrtMalloc`` + ``aclrtMemcpy``), typed ``dtype``
     (default: the array's). An input is read-only; an output (``read_only=False``) is written in place, so
-    ``host`` holds the result after the launch."""
+    ``host`` holds the result after the launch. An example stores a logical matrix in its layout first
+    (:func:`catlass_py.ops.operator.as_stored`: a column-major ``[m, k]`` matrix is the C++ host's ``k x m``
+    buffer)."""
     return GlobalBuffer.from_array(host, name, read_only=read_only).tensor(host.dtype if dtype is None else dtype)
+
+
+def host_dtype(element) -> np.dtype:
+    """The numpy dtype of the host vector of an element type (a dtype registry name such as ``"bfloat16"``,
+    ``ml_dtypes.bfloat16`` for bf16): what ``std::vector<Element>`` holds in the C++ host."""
+    return np.dtype(get_dtype(element).numpy)
+
+
+def compare_output(output, expect, k: int, valid: int | None = None):
+    """CATLASS's compare of an output with its golden by the output's element type: ``CompareDataBfloat16`` for a
+    bf16 output (``examples/common/golden/compare_data.hpp``: rtol 2**-7, 2**-6 from k = 2048), else
+    ``CompareData`` (:func:`catlass_py.golden.compare_data`; integers are then exact in practice). For an example
+    whose output type follows a setting (``--set out_element=bf16``); an example whose C++ output is bf16 keeps
+    the C++'s ``CompareData``."""
+    from catlass_py import golden
+
+    if np.dtype(output.dtype).name == "bfloat16":
+        return golden.compare_data_bfloat16(output, expect, k, valid)
+    return golden.compare_data(output, expect, k, valid)
+
+
+def _dtype_names(values: dict) -> dict:
+    """The element-type values among ``values`` as dtype registry names: a dtype alias such as ``"bf16"`` given
+    in a ``config`` dict becomes ``"bfloat16"``, as ``--set`` parses it (other strings are left alone)."""
+    out = {}
+    for key, value in values.items():
+        if isinstance(value, str):
+            try:
+                out[key] = get_dtype(value).name
+            except CatlassError:
+                pass
+    return out
+
+
+def setting_text(value) -> str:
+    """An assembly keyword's value as ``--set`` writes it: a class (a layout) by its name, a flag as true/false,
+    None as ``auto``."""
+    if value is None:
+        return "auto"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value.__name__ if isinstance(value, type) else str(value)
 
 
 class ExampleRun:
@@ -223,6 +268,7 @@ class ExampleRun:
         self.numerics = options is None or options.numerics
         #: keywords for the example's assembly (:meth:`assemble`), e.g. from ``catlass-py run --set``
         self.config = dict(config or {})
+        self._settings: dict[str, Any] = {}
 
     def reserve(self, kernel, *, inputs: dict, gm: dict | None = None, golden: int = 0, arguments=None,
                 workspace: int = 0) -> Footprint:
@@ -286,12 +332,58 @@ class ExampleRun:
         if unknown:
             raise ArgumentError(f"{self.example}: {', '.join(unknown)} is not a keyword of its assemble() (keywords: "
                                 f"{', '.join(k for k in params if k != 'arch')})")
+        self._settings = {name: p.default for name, p in params.items()
+                          if name != "arch" and p.default is not p.empty}
+        self._settings.update(defaults)
+        self._settings.update(self.config)
+        self._settings.update(_dtype_names(self._settings))
         try:
             return assemble(arch=arch, **{**defaults, **self.config})
         except ConfigError as exc:
             if not self.config:
                 raise
             raise SettingError(f"the assembly rejects the settings ({', '.join(self.config)}): {exc}") from exc
+
+    def setting(self, name: str, assemble=None):
+        """The value of the assembly keyword ``name`` the kernel was assembled with (:meth:`assemble`): the
+        configured one (``--set``), else the example's own choice, else the assembly's default; None where the
+        assembly chooses (``auto``). Before :meth:`assemble`, pass the assembly function: the configured value,
+        else its default (for a host decision the assembly depends on, e.g. whether a layout needs padding).
+        This is what the host side follows, as the C++ host follows the template parameters: the element type
+        of the data it generates (``ElementA``) and the layout it stores a matrix in (``LayoutA``)."""
+        if not self._settings:  # before assemble(): the configured value, else the assembly's default
+            params = inspect.signature(assemble).parameters if assemble is not None else {}
+            if name in self.config:
+                return _dtype_names({name: self.config[name]}).get(name, self.config[name])
+            if name in params and name != "arch":
+                return params[name].default
+        if name not in self._settings:
+            raise ArgumentError(f"{self.example}: {name} is not a keyword of its assemble()")
+        return self._settings[name]
+
+    def require(self, name: str, allowed, why: str, assemble=None) -> None:
+        """Refuse, before anything runs, a configured ``name`` whose value is not in ``allowed`` (values as
+        :meth:`setting` gives them; ``assemble`` as there): a :class:`~catlass_py.errors.SettingError`
+        ``"EXAMPLE: --set name=value: why (supported: ...)"``. For a combination the example's kernel, epilogue or
+        host code does not support."""
+        value = self.setting(name, assemble)
+        allowed = tuple(allowed)
+        if value not in allowed:
+            shown = ", ".join(setting_text(v) for v in allowed)
+            raise SettingError(f"{self.example}: --set {name}={setting_text(value)}: {why} (supported: {shown})")
+
+    @contextmanager
+    def host_checks(self) -> Iterator[None]:
+        """The host's input checks (an operator's ``validate_inputs``) inside the ``with`` block: on a run with
+        settings, an :class:`ArgumentError` there is a :class:`~catlass_py.errors.SettingError` naming them (the
+        host data follows the settings, so a rule they break shows there)."""
+        try:
+            yield
+        except ArgumentError as exc:
+            if not self.config or isinstance(exc, SettingError):
+                raise
+            raise SettingError(f"{self.example}: the host's input rules reject the settings "
+                               f"({', '.join(self.config)}): {exc}") from exc
 
     @property
     def report(self):

@@ -10,6 +10,9 @@ zero fill shows. The assembly (:mod:`catlass_py.assemblies.grouped_matmul_slice_
 ``grouped_matmul_slice_k.cpp`` (``MmadAtlasA2PreloadAsync<1, 2, 4, 2, 1, true, true>``, L1 128x256x256, L0
 128x256x64, swizzle ``<3,1>``). The inputs are generated like the C++, whose bounds are ``fp16_t`` values: see
 :func:`catlass_py.data.fill_random_fp16_t` for why nearly every element of A and B is then 5.0.
+
+The host follows the assembly's ``element`` (bf16, int8: the fp16_t values cast to it, as
+``FillRandomData<ElementA>`` with the fp16_t bounds) and C's ``out_element`` (int32 for int8).
 """
 
 from __future__ import annotations
@@ -24,20 +27,20 @@ from catlass_py.assemblies.grouped_matmul_slice_k import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.ops.grouped_matmul_slice_k import validate_inputs
-from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 
 NAME = "05_grouped_matmul_slice_k"
 USAGE = "problem_count m n k [device_id]"
 SUMMARY = "grouped C_g = A[:, K_g] @ B[K_g, :], K split by groups, empty groups zeroed by AIV, fp16 (GroupedMatmulSliceK)"
 
 
-def make_inputs(problem_count: int, m: int, n: int, k: int):
+def make_inputs(problem_count: int, m: int, n: int, k: int, element: str = "float16"):
     """(A [m, k] logical, B [k, n], group list int64 over k) as the C++ builds them: A (column-major storage),
-    B, then the unused host C (its draws still advance the stream), all with fp16_t bounds -5..5; then
-    ``GenerateGroupList<int64_t>(k, G)``."""
+    B, then the unused host C (its draws still advance the stream), all with fp16_t bounds -5..5 and A, B of
+    ``element`` (fp16 by default; ``FillRandomData<ElementA>``); then ``GenerateGroupList<int64_t>(k, G)``."""
     rng = data.GlibcRand()
-    a_stored = data.fill_random_fp16_t(rng, m * k, -5.0, 5.0).reshape(k, m)
-    b = data.fill_random_fp16_t(rng, k * n, -5.0, 5.0).reshape(k, n)
+    a_stored = data.fill_random_fp16_t(rng, m * k, -5.0, 5.0, element).reshape(k, m)
+    b = data.fill_random_fp16_t(rng, k * n, -5.0, 5.0, element).reshape(k, n)
     rng.skip(m * n * problem_count)  # hostC is filled too (to "verify Ki = 0"), but never copied to the device
     group_list = data.generate_group_list(k, problem_count, rng=rng)
     return a_stored.T, b, group_list
@@ -50,19 +53,23 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
     kernel = ex.assemble(assemble, arch)
-    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16"),
+    element, element_c = ex.setting("element"), kernel.block_mmad.element_c.name  # ElementA = ElementB, ElementC
+    ex.require("element", ("float16", "bfloat16", "int8"), "the grouped matmul's element types")
+    c_bytes = host_dtype(element_c).itemsize * problem_count * m * n
+    ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element),
                                "group_list": ((problem_count,), "int64")},
-               gm={"a": ((k, m), "float16"), "c": ((problem_count, m, n), "float16")},
-               golden=2 * problem_count * m * n + golden.peak_bytes("grouped_matmul_slice_k", groups=problem_count,
-                                                                    m=m, n=n, k=k))  # with the copy of C
-    a, b, group_list = ex.inputs(make_inputs, problem_count, m, n, k)
-    validate_inputs(a, b, group_list, None, core_num, arch)
+               gm={"a": ((k, m), element), "c": ((problem_count, m, n), element_c)},
+               golden=c_bytes + golden.peak_bytes("grouped_matmul_slice_k", groups=problem_count, m=m, n=n, k=k,
+                                                  int8=element == "int8"))  # with the copy of C
+    a, b, group_list = ex.inputs(make_inputs, problem_count, m, n, k, element)
+    with ex.host_checks():
+        validate_inputs(a, b, group_list, element_c, core_num, arch)
 
     gm_a = to_device("a", a.T)  # stored column-major (to_device makes the transpose contiguous)
     gm_b = to_device("b", b)
     gm_gl = to_device("group_list", group_list)
-    c_buf = GlobalBuffer.empty(problem_count * m * n * 2, "c")  # uninitialised device memory (poison)
-    gm_c = c_buf.tensor("float16")
+    c_buf = GlobalBuffer.empty(c_bytes, "c")  # uninitialised device memory (poison)
+    gm_c = c_buf.tensor(element_c)
 
     args = kernel.Arguments(GemmCoord(m, n, k), problem_count, gm_gl, gm_a, gm_b, gm_c)
     gemm_op = DeviceGemm(kernel)
@@ -75,10 +82,10 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
 
     host_c = expect = result = None
     if ex.numerics:  # a timing-only run computes and compares nothing
-        host_c = c_buf.raw.view(np.float16).reshape(problem_count, m, n).copy()
+        host_c = c_buf.raw.view(host_dtype(element_c)).reshape(problem_count, m, n).copy()
         with ex.phase("golden"):
             expect = golden.grouped_matmul_slice_k(a, b, group_list)
-            result = golden.compare_data(host_c, expect, k)
+            result = compare_output(host_c, expect, k)
     sizes = np.diff(np.concatenate([[0], group_list]))
     sched = kernel.block_scheduler
     return ex.result(

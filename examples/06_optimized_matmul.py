@@ -12,7 +12,9 @@ with ``MmadAtlasA2Preload<true, true>`` (shuffle-K, the next block's first K til
   (cross-core flag 0) before reading it; without padding the vector cores do nothing (an AIC-only launch);
 * the swizzle is ``<3,0>`` when m > n, else ``<3,1>``.
 
-Inputs as the C++: A, B from glibc's stream (``-5.0f..5.0f``).
+Inputs as the C++: A, B from glibc's stream (``-5.0f..5.0f``). The host follows the assembly's template parameters:
+``--set element=bf16`` draws A and B (and makes C) bf16, ``--set layout_a=column`` / ``layout_b=row`` store the same
+logical matrices in those layouts, and the padding test runs on the layouts the kernel reads.
 """
 
 from __future__ import annotations
@@ -28,19 +30,21 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.optimized_matmul import validate_inputs
-from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
+from catlass_py.ops.operator import as_stored
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 
 NAME = "06_optimized_matmul"
 USAGE = "m n k [device_id]"
 SUMMARY = "C = A @ B, fp16 (OptimizedMatmul + MmadAtlasA2Preload, AIV PADDING_NZ prologue if needed)"
 
 
-def make_inputs(m: int, n: int, k: int):
-    """A [m, k] and B [k, n] (logical; B is stored column-major, n x k) as the C++ fills them."""
+def make_inputs(m: int, n: int, k: int, element: str = "float16"):
+    """A [m, k] and B [k, n] of ``element`` (fp16 by default; logical, B drawn as its column-major n x k buffer)
+    as the C++ fills them."""
     rng = data.GlibcRand()
     lo, hi = np.float32(-5.0), np.float32(5.0)
-    a = data.fill_random(rng, m * k, lo, hi, "float16").reshape(m, k)
-    b_stored = data.fill_random(rng, k * n, lo, hi, "float16").reshape(n, k)
+    a = data.fill_random(rng, m * k, lo, hi, element).reshape(m, k)
+    b_stored = data.fill_random(rng, k * n, lo, hi, element).reshape(n, k)
     return a, b_stored.T
 
 
@@ -53,20 +57,25 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num  # GetCoreNumAic(): every cube core
-    pad_a, pad_b = padding_needed(m, n, k)
+    element, layout_a, layout_b = (ex.setting(key, assemble) for key in ("element", "layout_a", "layout_b"))
+    ex.require("element", ("float16", "bfloat16"), "the kernel makes C of A's type: fp16 or bf16", assemble)
+    ex.require("layout_a", (RowMajor, ColumnMajor), "the host stores A row- or column-major", assemble)
+    ex.require("layout_b", (RowMajor, ColumnMajor), "the host stores B row- or column-major", assemble)
+    pad_a, pad_b = padding_needed(m, n, k, element, layout_a, layout_b)  # IsNeedPadding(layoutA / layoutB)
     kernel = ex.assemble(assemble, arch, padding_a=pad_a, padding_b=pad_b, swizzle=(3, 0) if m > n else (3, 1))
     swizzle = (kernel.block_scheduler.swizzle_offset, kernel.block_scheduler.swizzle_direction)
     pad_a, pad_b = kernel.prologue_a is not None, kernel.prologue_b is not None
-    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")},
-               gm={"b": ((n, k), "float16"), "c": ((m, n), "float16")},
+    element, layout_a, layout_b = ex.setting("element"), ex.setting("layout_a"), ex.setting("layout_b")
+    ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element)},
+               gm={"b": ((n, k), element), "c": ((m, n), element)},
                golden=golden.peak_bytes("matmul", m=m, n=n, k=k),
                arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]))
-    a, b = ex.inputs(make_inputs, m, n, k)
-    validate_inputs(a, b, RowMajor, ColumnMajor, core_num, arch)
+    a, b = ex.inputs(make_inputs, m, n, k, element)
+    validate_inputs(a, b, layout_a, layout_b, core_num, arch)
 
-    gm_a = to_device("a", a)
-    gm_b = to_device("b", b.T)  # stored column-major (to_device makes the transpose contiguous)
-    host_c = ex.zeros((m, n), np.float16)
+    gm_a = to_device("a", as_stored(a, layout_a))  # the logical matrices, stored in LayoutA / LayoutB
+    gm_b = to_device("b", as_stored(b, layout_b))
+    host_c = ex.zeros((m, n), host_dtype(element))  # ElementC = ElementA
     gm_c = to_device("c", host_c, read_only=False)
 
     args = kernel.Arguments(GemmCoord(m, n, k), gm_a, gm_b, gm_c)
@@ -84,7 +93,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     if ex.numerics:  # a timing-only run computes and compares nothing
         with ex.phase("golden"):
             expect = golden.matmul(a, b)
-            result = golden.compare_data(host_c, expect, k)
+            result = compare_output(host_c, expect, k)
     return ex.result(
         host_c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": total, "swizzle": f"<{swizzle[0]},{swizzle[1]}>", "padding_a": pad_a,

@@ -7,6 +7,9 @@ D[m, n] (fp16) = per group g: (A_g int8 @ B_g int8 -> int32) * scale_g[n] (fp32)
 Unlike example 10 the int32 C of every group goes to a full-size workspace (no ring), and one flag with
 back-pressure (``CrossCoreFlagWithReverse``) tells the vector cores which blocks are stored. The assembly
 follows ``grouped_matmul_slice_m_per_token_dequant_moe.cpp``; inputs are generated like the C++ host code.
+
+The host follows the assembly's element types: the scales are drawn as ``scale_dtype`` and the group list is of
+``element_group_list``; D is of ``out_dtype``.
 """
 
 from __future__ import annotations
@@ -29,15 +32,17 @@ USAGE = "problem_count m n k [device_id]"
 SUMMARY = "int8 grouped matmul split along M + fp32 per-channel x per-token dequant -> fp16 (full-size workspace)"
 
 
-def inputs(problem_count: int, m: int, n: int, k: int):
-    """Host data like the C++: A, B (int8 -16..16), scale [G, n] and per-token scale [m] (fp32 from doubles
-    in 0.0..1.0), then ``GenerateGroupList`` (int32, after ``srand(0)``)."""
+def inputs(problem_count: int, m: int, n: int, k: int, element_scale: str = "float32",
+           element_group_list: str = "int32"):
+    """Host data like the C++: A, B (int8 -16..16), scale [G, n] and per-token scale [m] (``element_scale``, fp32
+    by default, from doubles in 0.0..1.0), then ``GenerateGroupList`` (of ``element_group_list``, int32 by
+    default, after ``srand(0)``)."""
     rng = data.GlibcRand()
     a = data.fill_random(rng, m * k, -16, 16, "int8").reshape(m, k)
     b = data.fill_random(rng, problem_count * k * n, -16, 16, "int8").reshape(problem_count, k, n)
-    scale = data.fill_random(rng, problem_count * n, 0.0, 1.0, "float32").reshape(problem_count, n)
-    per_token_scale = data.fill_random(rng, m, 0.0, 1.0, "float32")
-    group_list = data.generate_group_list(m, problem_count, rng=rng).astype(np.int32)
+    scale = data.fill_random(rng, problem_count * n, 0.0, 1.0, element_scale).reshape(problem_count, n)
+    per_token_scale = data.fill_random(rng, m, 0.0, 1.0, element_scale)
+    group_list = data.generate_group_list(m, problem_count, rng=rng).astype(element_group_list)
     return a, b, group_list, scale, per_token_scale
 
 
@@ -52,15 +57,17 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     core_num = ex.core_num
     kernel = ex.assemble(assemble, arch)
     d_type = kernel.block_epilogue.d_type.element
+    element_scale, element_group_list = ex.setting("scale_dtype"), ex.setting("element_group_list")
+    ex.require("element_group_list", ("int32", "int64"), "GenerateGroupList's element types")
     ex.reserve(kernel, inputs={"a": ((m, k), "int8"), "b": ((problem_count, k, n), "int8"),
-                               "group_list": ((problem_count,), "int32"), "scale": ((problem_count, n), "float32"),
-                               "per_token_scale": ((m,), "float32")},
+                               "group_list": ((problem_count,), element_group_list),
+                               "scale": ((problem_count, n), element_scale), "per_token_scale": ((m,), element_scale)},
                gm={"d": ((m, n), d_type)},
                golden=golden.peak_bytes("grouped_matmul_slice_m_per_token_dequant", groups=problem_count, m=m, n=n,
                                         k=k),
                arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), problem_count, gm["group_list"], gm["a"],
                                                      gm["b"], gm["scale"], gm["per_token_scale"], gm["d"]))
-    a, b, group_list, scale, pts = ex.inputs(inputs, problem_count, m, n, k)
+    a, b, group_list, scale, pts = ex.inputs(inputs, problem_count, m, n, k, element_scale, element_group_list)
     obs = ex.observers(kernel.total_blocks((m, n, k), group_list))
     with ex.timing():
         d, launch_result = grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, pts, core_num=core_num,

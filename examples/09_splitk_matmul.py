@@ -8,6 +8,10 @@ When there are fewer output blocks than cube cores, the K tiles of every block a
 cores add the slices and cast to fp16 (``SplitkReduceAdd``). B is column-major. The assembly
 (:mod:`catlass_py.assemblies.splitk_matmul`) follows ``examples/09_splitk_matmul/splitk_matmul.cpp``; inputs are
 generated like the C++ host code (glibc rand).
+
+The host follows the assembly's template parameters: ``--set element=bf16`` draws A and B of that type (same
+generator), the operator stores the logical matrices in the layouts the kernel was assembled with (``layout_a`` /
+``layout_b``), and C is of the kernel's output type.
 """
 
 from __future__ import annotations
@@ -21,20 +25,20 @@ from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.splitk_matmul import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.ops.splitk_matmul import splitk_matmul
-from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, parse_positional
 
 NAME = "09_splitk_matmul"
 USAGE = "m n k [device_id]"
 SUMMARY = "fp16 matmul with K split across cores, fp32 workspace slices reduced on the vector cores"
 
 
-def inputs(m: int, n: int, k: int):
-    """Host data like the C++: A then B (B in its column-major storage order) = FillRandomData<fp16_t>(-5.0f,
-    5.0f). Returns logical (a [m, k], b [k, n])."""
+def inputs(m: int, n: int, k: int, element: str = "float16"):
+    """Host data like the C++: A then B (B in its column-major storage order) = FillRandomData<ElementA>(-5.0f,
+    5.0f), fp16 by default. Returns logical (a [m, k], b [k, n])."""
     rng = data.GlibcRand()
     lo, hi = np.float32(-5.0), np.float32(5.0)
-    a = data.fill_random(rng, m * k, lo, hi, "float16").reshape(m, k)
-    b = data.fill_random(rng, k * n, lo, hi, "float16").reshape(n, k).T
+    a = data.fill_random(rng, m * k, lo, hi, element).reshape(m, k)
+    b = data.fill_random(rng, k * n, lo, hi, element).reshape(n, k).T
     return a, b
 
 
@@ -48,11 +52,13 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
     kernel = ex.assemble(assemble, arch)
-    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")}, gm={"c": ((m, n), "float16")},
+    element, element_c = ex.setting("element"), kernel.reduce_add.element_out.name  # ElementA = ElementB, ElementC
+    ex.require("element", ("float16", "bfloat16"), "the kernel's element types: fp16 or bf16")
+    ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element)}, gm={"c": ((m, n), element_c)},
                golden=golden.peak_bytes("matmul", m=m, n=n, k=k),
                arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), core_num, kernel.block_mmad.element_c.nbytes(1),
                                                      gm["a"], gm["b"], gm["c"]))
-    a, b = ex.inputs(inputs, m, n, k)
+    a, b = ex.inputs(inputs, m, n, k, element)  # the operator stores them in the kernel's layouts
     obs = ex.observers(kernel.total_blocks((m, n, k), core_num))
     with ex.timing():
         c, launch_result = splitk_matmul(a, b, layout_b="column_major", core_num=core_num, seed=seed, observers=obs,
@@ -61,7 +67,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     if ex.numerics:  # a timing-only run computes and compares nothing
         with ex.phase("golden"):
             expect = golden.matmul(a, b)
-            result = golden.compare_data(c, expect, k)
+            result = compare_output(c, expect, k)
     factor = kernel.get_splitk_factor(m, n, k, core_num)
     return ex.result(
         c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,

@@ -7,6 +7,9 @@ D[m, n] (bf16) = per group g: (A_g[mg, k] int8 @ B_g[k, n] int8 -> int32) * scal
 assembly (:mod:`catlass_py.assemblies.grouped_matmul_slice_m_per_token_dequant`) follows
 ``grouped_matmul_slice_m_per_token_dequant.cpp`` step by step; the inputs are generated exactly like the C++ host
 code (glibc rand), so the output can be compared with a device dump.
+
+The host follows the assembly's ``out_dtype`` (bf16; fp16 also): D and both scales are of that type, the scales
+drawn as it.
 """
 
 from __future__ import annotations
@@ -39,18 +42,19 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     core_num = ex.core_num  # aclrtGetDeviceInfo: every AI core of the chip
 
     kernel = ex.assemble(assemble, arch)
+    element_d = ex.setting("out_dtype")  # bf16 (the example) or what --set out_dtype chose: D and both scales
     # The memory budget, before anything is allocated: host inputs, D, the workspace, the golden.
     ex.reserve(kernel, inputs={"a": ((m, k), "int8"), "b": ((problem_count, k, n), "int8"),
-                               "scale": ((problem_count, n), "bfloat16"), "per_token_scale": ((m,), "bfloat16"),
+                               "scale": ((problem_count, n), element_d), "per_token_scale": ((m,), element_d),
                                "group_list": ((problem_count,), "int64")},
-               gm={"d": ((m, n), "bfloat16")},
+               gm={"d": ((m, n), element_d)},
                golden=golden.peak_bytes("grouped_matmul_slice_m_per_token_dequant", groups=problem_count, m=m, n=n,
                                         k=k),
                arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), problem_count, core_num, gm["group_list"],
                                                      gm["a"], gm["b"], gm["scale"], gm["per_token_scale"], gm["d"]))
 
     # Host data, generated like the C++ (glibc rand(); groupList after srand(0)).
-    inputs = ex.inputs(data.example10_inputs, problem_count, m, n, k)
+    inputs = ex.inputs(data.example10_inputs, problem_count, m, n, k, element_d)
     validate_inputs(inputs.a, inputs.b, inputs.group_list, inputs.scale, inputs.per_token_scale, core_num, arch)
 
     # Device buffers: inputs read-only, D allocated (uninitialised on the device; zero here so unwritten rows

@@ -8,6 +8,9 @@ ranges K_g given by prefix sums over k. A is column-major. Groups with an empty 
 vector cores without any cube work). The assembly
 (:mod:`catlass_py.assemblies.grouped_matmul_slice_k_per_token_dequant`) follows
 ``grouped_matmul_slice_k_per_token_dequant.cpp``; inputs are generated like the C++ host code.
+
+The host follows the assembly's element types: D and both scales are of ``out_dtype`` (bf16; fp16 also), the
+scales drawn as it, and the group list is of ``element_group_list``.
 """
 
 from __future__ import annotations
@@ -28,16 +31,18 @@ USAGE = "problem_count m n k [device_id]"
 SUMMARY = "int8 grouped matmul split along K + per-channel x per-token dequant -> bf16 [G, m, n]"
 
 
-def inputs(problem_count: int, m: int, n: int, k: int):
+def inputs(problem_count: int, m: int, n: int, k: int, element_scale: str = "bfloat16",
+           element_group_list: str = "int64"):
     """Host data like the C++: A (int8, filled in its column-major storage order), B (int8), scale [G, n] and
-    per-token scale [G, m] (bf16 from doubles in 0.0..1.0), then ``GenerateGroupList<int64_t>(k, G)``.
-    Returns logical (a [m, k], b [k, n], group_list, scale, per_token_scale)."""
+    per-token scale [G, m] (``element_scale``, bf16 by default, from doubles in 0.0..1.0), then
+    ``GenerateGroupList<ElementGroupList>(k, G)`` (int64 by default). Returns logical (a [m, k], b [k, n],
+    group_list, scale, per_token_scale)."""
     rng = data.GlibcRand()
     a = data.fill_random(rng, m * k, -16, 16, "int8").reshape(k, m).T
     b = data.fill_random(rng, k * n, -16, 16, "int8").reshape(k, n)
-    scale = data.fill_random(rng, problem_count * n, 0.0, 1.0, "bfloat16").reshape(problem_count, n)
-    per_token_scale = data.fill_random(rng, problem_count * m, 0.0, 1.0, "bfloat16").reshape(problem_count, m)
-    group_list = data.generate_group_list(k, problem_count, rng=rng)
+    scale = data.fill_random(rng, problem_count * n, 0.0, 1.0, element_scale).reshape(problem_count, n)
+    per_token_scale = data.fill_random(rng, problem_count * m, 0.0, 1.0, element_scale).reshape(problem_count, m)
+    group_list = data.generate_group_list(k, problem_count, rng=rng).astype(element_group_list, copy=False)
     return a, b, group_list, scale, per_token_scale
 
 
@@ -51,15 +56,17 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
     kernel = ex.assemble(assemble, arch)
-    ex.reserve(kernel, inputs={"a": ((m, k), "int8"), "b": ((k, n), "int8"), "scale": ((problem_count, n), "bfloat16"),
-                               "per_token_scale": ((problem_count, m), "bfloat16"),
-                               "group_list": ((problem_count,), "int64")},
-               gm={"d": ((problem_count, m, n), "bfloat16")},
+    element_d, element_group_list = ex.setting("out_dtype"), ex.setting("element_group_list")  # D and both scales
+    ex.require("element_group_list", ("int32", "int64"), "GenerateGroupList's element types")
+    ex.reserve(kernel, inputs={"a": ((m, k), "int8"), "b": ((k, n), "int8"), "scale": ((problem_count, n), element_d),
+                               "per_token_scale": ((problem_count, m), element_d),
+                               "group_list": ((problem_count,), element_group_list)},
+               gm={"d": ((problem_count, m, n), element_d)},
                golden=golden.peak_bytes("grouped_matmul_slice_k_per_token_dequant", groups=problem_count, m=m, n=n,
                                         k=k),
                arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), problem_count, gm["group_list"], gm["a"],
                                                      gm["b"], gm["scale"], gm["per_token_scale"], gm["d"]))
-    a, b, group_list, scale, pts = ex.inputs(inputs, problem_count, m, n, k)
+    a, b, group_list, scale, pts = ex.inputs(inputs, problem_count, m, n, k, element_d, element_group_list)
     obs = ex.observers(kernel.total_blocks((m, n, k), group_list))
     with ex.timing():
         d, launch_result = grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, pts, core_num=core_num,

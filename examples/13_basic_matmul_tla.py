@@ -8,6 +8,10 @@ C[m, n] = A[m, k] @ B[k, n], fp16 in and out, fp32 accumulation on the cube, wri
 tiles to ``BlockMmadTla<MmadPingpong<AtlasA2, true, false>>``, whose TLA tile copies move them through L1 and L0
 (:mod:`catlass_py.assemblies.basic_matmul_tla` follows ``basic_matmul_tla.cpp``: swizzle ``<3,0>`` when m > n,
 else ``<3,1>``). The inputs are generated like the C++ host code (glibc rand, ``-5.0f..5.0f``, A first).
+
+The host follows the assembly's template parameters: ``--set element=bf16`` (or int8) draws A and B of that type,
+``--set layout_a=column`` stores the same logical A column-major under a ``ColumnMajor`` TLA layout, and C is of
+the kernel's ``ElementC`` (int32 for int8).
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.basic_matmul_tla import validate_inputs
-from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
+from catlass_py.ops.operator import as_stored
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 from catlass_py.tla import make_layout_tag
 
 NAME = "13_basic_matmul_tla"
@@ -32,12 +37,12 @@ SUMMARY = "C = A @ B, fp16, on TLA tensors (BasicMatmulTla + BlockMmadTla<MmadPi
 _LAYOUT = {"RowMajor": RowMajor, "ColumnMajor": ColumnMajor}
 
 
-def make_inputs(m: int, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """A [m, k] and B [k, n], fp16, as the C++ fills them: ``FillRandomData<fp16_t>(host, -5.0f, 5.0f)`` (float
-    arithmetic) from glibc's default stream, A first."""
+def make_inputs(m: int, n: int, k: int, element: str = "float16") -> tuple[np.ndarray, np.ndarray]:
+    """A [m, k] and B [k, n] of ``element`` (fp16 by default), as the C++ fills them:
+    ``FillRandomData<ElementA>(host, -5.0f, 5.0f)`` (float arithmetic) from glibc's default stream, A first."""
     rng = data.GlibcRand()
-    a = data.fill_random(rng, m * k, np.float32(-5.0), np.float32(5.0), "float16").reshape(m, k)
-    b = data.fill_random(rng, k * n, np.float32(-5.0), np.float32(5.0), "float16").reshape(k, n)
+    a = data.fill_random(rng, m * k, np.float32(-5.0), np.float32(5.0), element).reshape(m, k)
+    b = data.fill_random(rng, k * n, np.float32(-5.0), np.float32(5.0), element).reshape(k, n)
     return a, b
 
 
@@ -54,22 +59,25 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     swizzle = (kernel.block_scheduler.swizzle_offset, kernel.block_scheduler.swizzle_direction)
     mm = kernel.block_mmad
     tag_a, tag_b = mm.layout_tag_a, mm.layout_tag_b  # RowMajor (the example) or what --set layout_a/b chose
-    gm = {"c": ((m, n), "float16")}
-    gm.update({name: (shape, "float16") for name, tag, shape in (("a", tag_a, (m, k)), ("b", tag_b, (k, n)))
+    element, element_c = mm.element_a.name, mm.element_c.name  # fp16 (the example) or --set element/out_element
+    ex.require("element", ("float16", "bfloat16", "int8"), "BlockMmadTla's element types")
+    gm = {"c": ((m, n), element_c)}
+    gm.update({name: (shape, element) for name, tag, shape in (("a", tag_a, (m, k)), ("b", tag_b, (k, n)))
                if tag != "RowMajor"})  # a column-major operand is stored as a transposed copy
-    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")}, gm=gm,
-               golden=golden.peak_bytes("matmul", m=m, n=n, k=k))  # the memory budget, before allocating
-    a, b = ex.inputs(make_inputs, m, n, k)
-    validate_inputs(a, b, _LAYOUT[tag_a], _LAYOUT[tag_b], None, core_num, arch)
+    ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element)}, gm=gm,
+               golden=golden.peak_bytes("matmul", m=m, n=n, k=k, int8=element == "int8"))  # the memory budget
+    a, b = ex.inputs(make_inputs, m, n, k, element)
+    with ex.host_checks():
+        validate_inputs(a, b, _LAYOUT[tag_a], _LAYOUT[tag_b], element_c, core_num, arch)
 
     # tla::MakeLayout<Element, LayoutTag>(rows, cols) of A, B and C
-    layout_a = make_layout_tag("float16", tag_a, m, k)
-    layout_b = make_layout_tag("float16", tag_b, k, n)
-    layout_c = make_layout_tag("float16", "RowMajor", m, n)
+    layout_a = make_layout_tag(element, tag_a, m, k)
+    layout_b = make_layout_tag(element, tag_b, k, n)
+    layout_c = make_layout_tag(element_c, "RowMajor", m, n)
 
-    gm_a = to_device("a", a if tag_a == "RowMajor" else a.T)  # to_device stores a transpose contiguously
-    gm_b = to_device("b", b if tag_b == "RowMajor" else b.T)
-    host_c = ex.zeros((m, n), np.float16)
+    gm_a = to_device("a", as_stored(a, _LAYOUT[tag_a]))  # the logical matrices, stored per their layout tags
+    gm_b = to_device("b", as_stored(b, _LAYOUT[tag_b]))
+    host_c = ex.zeros((m, n), host_dtype(element_c))
     gm_c = to_device("c", host_c, read_only=False)
 
     args = kernel.Arguments(GemmCoord(m, n, k), gm_a, layout_a, gm_b, layout_b, gm_c, layout_c)
@@ -85,7 +93,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     if ex.numerics:  # a timing-only run computes and compares nothing
         with ex.phase("golden"):
             expect = golden.matmul(a, b)
-            result = golden.compare_data(host_c, expect, k)
+            result = compare_output(host_c, expect, k)
     return ex.result(
         host_c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": kernel.total_blocks((m, n, k)), "swizzle": f"<{swizzle[0]},{swizzle[1]}>"},

@@ -135,6 +135,10 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     element = "bfloat16" if a["dtype"] == "bf16" else "float16"
+    if "element" in ex.config:  # --set element: the host data follows the kernel's element, as --dtype does
+        ex.require("element", ("float16", "bfloat16"), "MLA's element types (--dtype half|bf16)")
+        element = ex.setting("element")
+        a["dtype"] = "bf16" if element == "bfloat16" else "half"
     kernel = ex.assemble(assemble, arch, element=element)
     _reserve(ex, kernel, a, element)
     x = ex.inputs(example19_inputs, a["batch"], tuple(a["qSeqlenList"]), tuple(a["kvSeqlenList"]), a["numHeads"],

@@ -6,6 +6,10 @@
 C[m, n] = A[m, k] @ B[k, n] + bias[n], fp16 in and out. The bias goes GM -> L1 -> BT (the bias table) and the
 first Mmad of each block starts the accumulator from it (``MmadAtlasA2PingpongBias<true>``; L1 128x256x256,
 L0 128x256x64, swizzle ``<3,0>``). Inputs as the C++: A, B, bias from glibc's stream (``-5.0f..5.0f``).
+
+The host follows the assembly's template parameters: ``--set element=bf16`` (or int8) draws A and B of that type
+and the bias of the kernel's bias element (int32 for int8), ``--set layout_a=column`` / ``layout_b=column`` store
+the same logical matrices column-major, and C is of the kernel's ``ElementC``.
 """
 
 from __future__ import annotations
@@ -19,22 +23,24 @@ from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.matmul_bias import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
-from catlass_py.layout import RowMajor
+from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.matmul_bias import validate_inputs
-from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
+from catlass_py.ops.operator import as_stored
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 
 NAME = "20_matmul_bias"
 USAGE = "m n k [device_id]"
 SUMMARY = "C = A @ B + bias, fp16, bias through the BT buffer (MatmulBias + MmadAtlasA2PingpongBias)"
 
 
-def make_inputs(m: int, n: int, k: int):
-    """A [m, k], B [k, n], bias [n], fp16, as the C++: ``FillRandomData<fp16_t>(host, -5.0f, 5.0f)`` each."""
+def make_inputs(m: int, n: int, k: int, element: str = "float16", bias_element: str = "float16"):
+    """A [m, k], B [k, n] of ``element`` and bias [n] of ``bias_element`` (fp16 by default), as the C++:
+    ``FillRandomData<Element>(host, -5.0f, 5.0f)`` each."""
     rng = data.GlibcRand()
     lo, hi = np.float32(-5.0), np.float32(5.0)
-    a = data.fill_random(rng, m * k, lo, hi, "float16").reshape(m, k)
-    b = data.fill_random(rng, k * n, lo, hi, "float16").reshape(k, n)
-    bias = data.fill_random(rng, n, lo, hi, "float16")
+    a = data.fill_random(rng, m * k, lo, hi, element).reshape(m, k)
+    b = data.fill_random(rng, k * n, lo, hi, element).reshape(k, n)
+    bias = data.fill_random(rng, n, lo, hi, bias_element)
     return a, b, bias
 
 
@@ -45,13 +51,23 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
     kernel = ex.assemble(assemble, arch)
-    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16"), "bias": ((n,), "float16")},
-               gm={"c": ((m, n), "float16")}, golden=golden.peak_bytes("matmul_bias", m=m, n=n, k=k))
-    a, b, bias = ex.inputs(make_inputs, m, n, k)
-    validate_inputs(a, b, bias, RowMajor, RowMajor, None, core_num, arch)
+    mm = kernel.block_mmad
+    element, element_c, element_bias = ex.setting("element"), mm.element_c.name, mm.bias_type.element.name
+    layout_a, layout_b = ex.setting("layout_a"), ex.setting("layout_b")
+    ex.require("element", ("float16", "bfloat16", "int8"), "MatmulBias's element types")
+    ex.require("layout_a", (RowMajor, ColumnMajor), "the host stores A row- or column-major")
+    ex.require("layout_b", (RowMajor, ColumnMajor), "the host stores B row- or column-major")
+    ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element), "bias": ((n,), element_bias)},
+               gm={"c": ((m, n), element_c)},
+               golden=golden.peak_bytes("matmul_bias", m=m, n=n, k=k, int8=element == "int8"))
+    a, b, bias = ex.inputs(make_inputs, m, n, k, element, element_bias)
+    with ex.host_checks():
+        validate_inputs(a, b, bias, layout_a, layout_b, element_c, core_num, arch)
 
-    gm = {name: to_device(name, x) for name, x in (("a", a), ("b", b), ("bias", bias))}
-    host_c = ex.zeros((m, n), np.float16)
+    # the logical matrices, stored in LayoutA / LayoutB
+    gm = {"a": to_device("a", as_stored(a, layout_a)), "b": to_device("b", as_stored(b, layout_b)),
+          "bias": to_device("bias", bias)}
+    host_c = ex.zeros((m, n), host_dtype(element_c))
     gm_c = to_device("c", host_c, read_only=False)
 
     args = kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm_c, gm["bias"])
@@ -67,7 +83,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     if ex.numerics:  # a timing-only run computes and compares nothing
         with ex.phase("golden"):
             expect = golden.matmul_bias(a, b, bias)
-            result = golden.compare_data(host_c, expect, k)
+            result = compare_output(host_c, expect, k)
     sched = kernel.block_scheduler
     return ex.result(
         host_c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,

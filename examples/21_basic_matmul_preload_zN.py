@@ -11,6 +11,9 @@ swizzle ``<3,0>``, on the cube cores only (:mod:`catlass_py.assemblies.basic_mat
 Inputs as the C++: A, then B from glibc's stream (``-5.0f..5.0f``); B's ``k * n`` values fill the zN buffer in
 storage order, so k and n must be multiples of 16 (the C++ allocates exactly ``k * n`` elements for the
 fractal-padded layout).
+
+The host follows the assembly's template parameters: ``--set element=bf16`` draws A and B (and makes C) bf16, and
+``--set layout_b=nZ`` (or RowMajor / ColumnMajor) stores the same logical B in that layout.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import nZ, zN
 from catlass_py.ops.basic_matmul_preload_zn import b_in_gm, validate_inputs
-from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 from catlass_py.virtual import is_virtual, virtual_array
 
 NAME = "21_basic_matmul_preload_zN"
@@ -35,16 +38,16 @@ USAGE = "m n k [device_id]"
 SUMMARY = "C = A @ B, fp16, B in zN (BasicMatmulPreload + MmadAtlasA2Preload, swizzle <3,0>, cube cores only)"
 
 
-def make_inputs(m: int, n: int, k: int):
-    """A [m, k] row-major and B [k, n] logical, read through ``zN::MakeLayout<fp16>(k, n)`` from the ``k * n``
-    values the C++ fills the zN buffer with (A first)."""
+def make_inputs(m: int, n: int, k: int, element: str = "float16"):
+    """A [m, k] row-major and B [k, n] logical of ``element`` (fp16 by default), B read through
+    ``zN::MakeLayout<Element>(k, n)`` from the ``k * n`` values the C++ fills the zN buffer with (A first)."""
     rng = data.GlibcRand()
     lo, hi = np.float32(-5.0), np.float32(5.0)
-    a = data.fill_random(rng, m * k, lo, hi, "float16").reshape(m, k)
-    b_stored = data.fill_random(rng, k * n, lo, hi, "float16")
+    a = data.fill_random(rng, m * k, lo, hi, element).reshape(m, k)
+    b_stored = data.fill_random(rng, k * n, lo, hi, element)
     if is_virtual(b_stored):  # a timing-only run: shape-only operands
-        return a, virtual_array((k, n), np.float16)
-    return a, zN.make_layout("float16", k, n).read(b_stored)
+        return a, virtual_array((k, n), b_stored.dtype)
+    return a, zN.make_layout(element, k, n).read(b_stored)
 
 
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult:
@@ -61,17 +64,19 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     core_num = ex.core_num  # GetCoreNumAic(): every cube core
     kernel = ex.assemble(assemble, arch)
     b_kind = kernel.block_mmad.b_type.layout  # zN (the example) or what --set layout_b chose
-    b_gm = b_kind.make_layout("float16", k, n).capacity if b_kind in (zN, nZ) else k * n
-    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b storage": ((k * n,), "float16"), "b": ((k, n), "float16"),
+    element = ex.setting("element")  # A, B and C: fp16 (the example) or what --set element chose
+    ex.require("element", ("float16", "bfloat16"), "the kernel makes C of A's type: fp16 or bf16")
+    b_gm = b_kind.make_layout(element, k, n).capacity if b_kind in (zN, nZ) else k * n
+    ex.reserve(kernel, inputs={"a": ((m, k), element), "b storage": ((k * n,), element), "b": ((k, n), element),
                                "zN offsets": ((k * n,), "int64")},  # the layout's gather / scatter index
-               gm={"b": ((b_gm,), "float16"), "c": ((m, n), "float16")},
+               gm={"b": ((b_gm,), element), "c": ((m, n), element)},
                golden=golden.peak_bytes("matmul", m=m, n=n, k=k))
-    a, b = ex.inputs(make_inputs, m, n, k)
+    a, b = ex.inputs(make_inputs, m, n, k, element)
     validate_inputs(a, b, b_kind, core_num, arch)
 
     gm_a = to_device("a", a)
     gm_b = b_in_gm("b", b, b_kind)  # zN: the fractal buffer, its padding zero
-    host_c = ex.zeros((m, n), np.float16)
+    host_c = ex.zeros((m, n), host_dtype(element))
     gm_c = to_device("c", host_c, read_only=False)
 
     args = kernel.Arguments(GemmCoord(m, n, k), gm_a, gm_b, gm_c)
@@ -88,7 +93,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     if ex.numerics:  # a timing-only run computes and compares nothing
         with ex.phase("golden"):
             expect = golden.matmul(a, b)
-            result = golden.compare_data(host_c, expect, k)
+            result = compare_output(host_c, expect, k)
     sched = kernel.block_scheduler
     return ex.result(
         host_c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,

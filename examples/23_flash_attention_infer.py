@@ -106,6 +106,11 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     element = "bfloat16" if a["dtype"] == "bf16" else "float16"
+    if "element" in ex.config:  # --set element: the host data follows the kernel's element, as --dtype does
+        ex.require("element", ("float16", "bfloat16"), "the FA kernel's element types (--dtype half|bf16)")
+        element = ex.setting("element")
+        a["dtype"] = "bf16" if element == "bfloat16" else "half"
+    ex.require("paged_cache", (True,), "the example's host data is gen_data.py's paged KV cache", assemble)
     kernel = ex.assemble(assemble, arch, element=element)
     _reserve(ex, kernel, a, element)
     x = ex.inputs(example23_inputs, a["batch"], a["qSeqlen"], a["kvSeqlen"], a["numHeads"], a["kvHeads"],

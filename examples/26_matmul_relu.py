@@ -15,6 +15,11 @@ fixpipe on the way out of L0C (``ReluTileCopy``). The kernel is ``OptimizedMatmu
 * (for two column-major operands the C++ would use 256 x 128 blocks; this example's layouts are fixed.)
 
 Inputs as the C++: A, B from glibc's stream (``-5.0f..5.0f``).
+
+The host follows the assembly's template parameters: ``--set element=bf16`` (or int8) draws A and B of that type,
+``--set layout_a=column`` / ``layout_b=row`` store the same logical matrices in those layouts (the padding test runs
+on them), C is of the kernel's ``ElementC`` (int32 for int8), and ``--set relu=false`` compares with the plain
+product.
 """
 
 from __future__ import annotations
@@ -30,19 +35,21 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.matmul_relu import validate_inputs
-from catlass_py.runner import ExampleResult, ExampleRun, parse_positional, to_device
+from catlass_py.ops.operator import as_stored
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, host_dtype, parse_positional, to_device
 
 NAME = "26_matmul_relu"
 USAGE = "m n k [device_id]"
 SUMMARY = "C = ReLU(A @ B), fp16, fixpipe ReLU (OptimizedMatmul + MmadAtlasA2Preload, AIV padding if needed)"
 
 
-def make_inputs(m: int, n: int, k: int):
-    """A [m, k] and B [k, n] (logical; B is stored column-major, n x k) as the C++ fills them."""
+def make_inputs(m: int, n: int, k: int, element: str = "float16"):
+    """A [m, k] and B [k, n] of ``element`` (fp16 by default; logical, B drawn as its column-major n x k buffer)
+    as the C++ fills them."""
     rng = data.GlibcRand()
     lo, hi = np.float32(-5.0), np.float32(5.0)
-    a = data.fill_random(rng, m * k, lo, hi, "float16").reshape(m, k)
-    b_stored = data.fill_random(rng, k * n, lo, hi, "float16").reshape(n, k)
+    a = data.fill_random(rng, m * k, lo, hi, element).reshape(m, k)
+    b_stored = data.fill_random(rng, k * n, lo, hi, element).reshape(n, k)
     return a, b_stored.T
 
 
@@ -52,19 +59,26 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
-    pad_a, pad_b = padding_needed(m, n, k)
+    element, layout_a, layout_b = (ex.setting(key, assemble) for key in ("element", "layout_a", "layout_b"))
+    ex.require("element", ("float16", "bfloat16", "int8"), "the ReLU matmul's element types", assemble)
+    ex.require("layout_a", (RowMajor, ColumnMajor), "the host stores A row- or column-major", assemble)
+    ex.require("layout_b", (RowMajor, ColumnMajor), "the host stores B row- or column-major", assemble)
+    pad_a, pad_b = padding_needed(m, n, k, element, layout_a, layout_b)  # IsNeedPadding(layoutA / layoutB)
     kernel = ex.assemble(assemble, arch, padding_a=pad_a, padding_b=pad_b, swizzle=(3, 0) if m > n else (3, 1))
     swizzle = (kernel.block_scheduler.swizzle_offset, kernel.block_scheduler.swizzle_direction)
-    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")},
-               gm={"b": ((n, k), "float16"), "c": ((m, n), "float16")},
-               golden=golden.peak_bytes("matmul_relu", m=m, n=n, k=k),
+    element, element_c = ex.setting("element"), kernel.block_mmad.element_c.name  # ElementA = ElementB, ElementC
+    layout_a, layout_b, relu = ex.setting("layout_a"), ex.setting("layout_b"), ex.setting("relu")
+    ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element)},
+               gm={"b": ((n, k), element), "c": ((m, n), element_c)},
+               golden=golden.peak_bytes("matmul_relu", m=m, n=n, k=k, int8=element == "int8"),
                arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]))
-    a, b = ex.inputs(make_inputs, m, n, k)
-    validate_inputs(a, b, RowMajor, ColumnMajor, None, core_num, arch)
+    a, b = ex.inputs(make_inputs, m, n, k, element)
+    with ex.host_checks():
+        validate_inputs(a, b, layout_a, layout_b, element_c, core_num, arch)
 
-    gm_a = to_device("a", a)
-    gm_b = to_device("b", b.T)  # stored column-major (to_device makes the transpose contiguous)
-    host_c = ex.zeros((m, n), np.float16)
+    gm_a = to_device("a", as_stored(a, layout_a))  # the logical matrices, stored in LayoutA / LayoutB
+    gm_b = to_device("b", as_stored(b, layout_b))
+    host_c = ex.zeros((m, n), host_dtype(element_c))
     gm_c = to_device("c", host_c, read_only=False)
 
     args = kernel.Arguments(GemmCoord(m, n, k), gm_a, gm_b, gm_c)
@@ -80,8 +94,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     expect = result = None
     if ex.numerics:  # a timing-only run computes and compares nothing
         with ex.phase("golden"):
-            expect = golden.matmul_relu(a, b)
-            result = golden.compare_data(host_c, expect, k)
+            expect = golden.matmul_relu(a, b) if relu else golden.matmul(a, b)  # relu=false: the plain TileCopy
+            result = compare_output(host_c, expect, k)
     return ex.result(
         host_c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": total, "swizzle": f"<{swizzle[0]},{swizzle[1]}>", "padding_a": pad_a,

@@ -7,6 +7,10 @@ The cube cores compute C = A @ B (fp16 inputs, fp32 C) into a GM workspace; the 
 ``TileElemWiseGelu`` to their half of each block in fp32 and cast to fp16. The assembly
 (:mod:`catlass_py.assemblies.matmul_gelu`) follows ``examples/27_matmul_gelu/matmul_gelu.cpp``; inputs are generated
 like the C++ host code (glibc rand). Example 28 (matmul_silu) is this assembly and run with ``TileElemWiseSilu``.
+
+The host follows the assembly's template parameters: ``--set element=bf16`` draws A and B bf16, D is of
+``out_dtype``, the operator stores the logical A and B in the kernel's layouts (``layout_a`` / ``layout_b``), and
+``--set activation=TileElemWiseSilu`` compares with the SiLU golden.
 """
 
 from __future__ import annotations
@@ -21,24 +25,28 @@ from catlass_py.assemblies import matmul_silu
 from catlass_py.assemblies.matmul_gelu import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.ops import matmul_activation as ops
-from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, parse_positional
+from catlass_py.tile.vector_elementwise import TileElemWiseGelu, TileElemWiseSilu
 
 NAME = "27_matmul_gelu"
 USAGE = "m n k [device_id]"
 SUMMARY = "fp16 matmul + Gelu activation on the vector cores (MatmulActivation, fp32 workspace)"
 
 
-def inputs(m: int, n: int, k: int):
-    """Host data like the C++: one glibc stream, A then B = FillRandomData<fp16_t>(-5.0f, 5.0f)."""
+def inputs(m: int, n: int, k: int, element: str = "float16"):
+    """Host data like the C++: one glibc stream, A then B = FillRandomData<ElementA>(-5.0f, 5.0f), fp16 by
+    default."""
     rng = data.GlibcRand()
     lo, hi = np.float32(-5.0), np.float32(5.0)
-    a = data.fill_random(rng, m * k, lo, hi, "float16").reshape(m, k)
-    b = data.fill_random(rng, k * n, lo, hi, "float16").reshape(k, n)
+    a = data.fill_random(rng, m * k, lo, hi, element).reshape(m, k)
+    b = data.fill_random(rng, k * n, lo, hi, element).reshape(k, n)
     return a, b
 
 
 #: the assembly of each activation example (27: gelu, TileElemWiseGelu; 28: silu, TileElemWiseSilu)
 ASSEMBLE = {"gelu": assemble, "silu": matmul_silu.assemble}
+#: the activation (its golden) of each epilogue tile op
+GOLDEN_OF = {TileElemWiseGelu: "gelu", TileElemWiseSilu: "silu"}
 
 
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult:
@@ -58,11 +66,16 @@ def run_activation(name: str, activation: str, argv, *, cores=None, seed=None, o
     arch = ATLAS_A2
     ex = ExampleRun(name, arch, cores, observers=observers, progress=progress, options=options, config=config)
     kernel = ex.assemble(ASSEMBLE[activation], arch, swizzle_direction=0 if m > n else 1)
-    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")}, gm={"d": ((m, n), "float16")},
+    element, element_d = ex.setting("element"), kernel.block_epilogue.d_type.element.name
+    ex.require("element", ("float16", "bfloat16"), "the activation matmul's element types")
+    if "activation" in ex.config:  # example 27's assembly takes the epilogue's tile op: the golden follows it
+        ex.require("activation", tuple(GOLDEN_OF), "the example has a golden for these activations")
+        activation = GOLDEN_OF[ex.setting("activation")]
+    ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element)}, gm={"d": ((m, n), element_d)},
                golden=golden.peak_bytes(f"matmul_{activation}", m=m, n=n, k=k),
                arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1),
                                                      gm["a"], gm["b"], gm["d"]))
-    a, b = ex.inputs(inputs, m, n, k)
+    a, b = ex.inputs(inputs, m, n, k, element)  # the operator stores them in the kernel's layouts
     matmul_activation = {"gelu": ops.matmul_gelu, "silu": ops.matmul_silu}[activation]
     launch_observers = ex.observers(kernel.total_blocks((m, n, k)))
     with ex.timing():
@@ -72,7 +85,7 @@ def run_activation(name: str, activation: str, argv, *, cores=None, seed=None, o
     if ex.numerics:  # a timing-only run computes and compares nothing
         with ex.phase("golden"):
             expect = {"gelu": golden.matmul_gelu, "silu": golden.matmul_silu}[activation](a, b)
-            result = golden.compare_data(d, expect, k)
+            result = compare_output(d, expect, k)
     return ex.result(d, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
                      details={"total_blocks": kernel.total_blocks((m, n, k)), "workspace_bytes": 4 * m * n,
                               "tiles_per_aiv": ex.report.tiles_per_aiv()})

@@ -8,6 +8,10 @@ cube core then owns a contiguous range of output blocks and walks their K tiles 
 tile and atomically adding the others into an fp32 workspace C; finally the vector cores cast that into fp16 C
 (``RemovePaddingNDAndCast``). The assembly (:mod:`catlass_py.assemblies.single_core_splitk_matmul`) follows
 ``examples/34_single_core_splitk_matmul/single_core_splitk.cpp``; inputs are generated like the C++ host code.
+
+The host follows the assembly's template parameters: ``--set element=bf16`` draws A and B of that type (same
+generator), the operator stores the logical matrices in the layouts the kernel was assembled with (``layout_a`` /
+``layout_b``), and C is of the kernel's output type.
 """
 
 from __future__ import annotations
@@ -21,20 +25,20 @@ from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.single_core_splitk_matmul import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.ops.single_core_splitk_matmul import single_core_splitk_matmul
-from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
+from catlass_py.runner import ExampleResult, ExampleRun, compare_output, parse_positional
 
 NAME = "34_single_core_splitk_matmul"
 USAGE = "m n k [device_id]"
 SUMMARY = "fp16 matmul, K looped on one core with atomic adds into fp32 C (NZ padding prologue, cast epilogue)"
 
 
-def inputs(m: int, n: int, k: int):
-    """Host data like the C++: A then B (B in its column-major storage order) = FillRandomData<fp16_t>(-5.0f,
-    5.0f). Returns logical (a [m, k], b [k, n])."""
+def inputs(m: int, n: int, k: int, element: str = "float16"):
+    """Host data like the C++: A then B (B in its column-major storage order) = FillRandomData<ElementA>(-5.0f,
+    5.0f), fp16 by default. Returns logical (a [m, k], b [k, n])."""
     rng = data.GlibcRand()
     lo, hi = np.float32(-5.0), np.float32(5.0)
-    a = data.fill_random(rng, m * k, lo, hi, "float16").reshape(m, k)
-    b = data.fill_random(rng, k * n, lo, hi, "float16").reshape(n, k).T
+    a = data.fill_random(rng, m * k, lo, hi, element).reshape(m, k)
+    b = data.fill_random(rng, k * n, lo, hi, element).reshape(n, k).T
     return a, b
 
 
@@ -48,10 +52,12 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
     kernel = ex.assemble(assemble, arch, m_gt_n=m > n)
-    ex.reserve(kernel, inputs={"a": ((m, k), "float16"), "b": ((k, n), "float16")}, gm={"c": ((m, n), "float16")},
+    element, element_c = ex.setting("element"), kernel.element_c.name  # ElementA = ElementB, ElementC
+    ex.require("element", ("float16", "bfloat16"), "the kernel's element types: fp16 or bf16")
+    ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element)}, gm={"c": ((m, n), element_c)},
                golden=golden.peak_bytes("matmul", m=m, n=n, k=k),
                arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]))
-    a, b = ex.inputs(inputs, m, n, k)
+    a, b = ex.inputs(inputs, m, n, k, element)  # the operator stores them in the kernel's layouts
     obs = ex.observers(kernel.total_blocks((m, n, k)))
     with ex.timing():
         c, launch_result = single_core_splitk_matmul(a, b, layout_b="column_major", core_num=core_num, seed=seed,
@@ -60,7 +66,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     if ex.numerics:  # a timing-only run computes and compares nothing
         with ex.phase("golden"):
             expect = golden.matmul(a, b)
-            result = golden.compare_data(c, expect, k)
+            result = compare_output(c, expect, k)
     return ex.result(
         c, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"k_tiles_total": kernel.total_blocks((m, n, k)),

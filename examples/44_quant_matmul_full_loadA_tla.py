@@ -10,13 +10,15 @@ the panel is loaded once; int32 blocks go through a 2-stage workspace ring to th
 per token (``EpilogueAtlasA2PerTokenDequantTla``). :mod:`catlass_py.assemblies.quant_matmul_full_load_a_tla` follows
 ``quant_matmul_full_loadA_tla.cpp``; the launch uses ``min(cores, blocks)`` AI cores. The inputs are generated like
 the C++ host code (glibc rand: A, B int8 in -16..16, then the float scales in 0..1).
+
+The host follows the assembly's template parameters: ``--set layout_a=column`` / ``layout_b=column`` store the same
+logical A / B column-major (their TLA layouts follow), and D is of ``element_d`` (bf16; fp16 also).
 """
 
 from __future__ import annotations
 
 import sys
 
-import ml_dtypes
 import numpy as np
 
 from catlass_py import data, golden
@@ -58,23 +60,26 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     kernel = ex.assemble(assemble, arch, block_scheduler=scheduler_for(m, ex.config.get("l1_tile", L1_TILE)[0]))
     scheduler = kernel.block_scheduler
     l1_tile = kernel.block_mmad.l1_tile_shape
+    # LayoutA / LayoutB (RowMajor, or what --set layout_a/b chose) and ElementD (bf16, or --set element_d)
+    tag_a, tag_b = kernel.block_mmad.layout_tag_a, kernel.block_mmad.layout_tag_b
+    element_d = kernel.block_epilogue.element_d.name
 
     def arguments(gm):
-        mmad = FullLoadABlockMmadArguments(gm["a"], make_layout_tag("int8", "RowMajor", m, k), gm["b"],
-                                           make_layout_tag("int8", "RowMajor", k, n))
+        mmad = FullLoadABlockMmadArguments(gm["a"], make_layout_tag("int8", tag_a, m, k), gm["b"],
+                                           make_layout_tag("int8", tag_b, k, n))
         epi = PerTokenDequantTlaParams(gm["scale"], make_layout_tag("float32", "RowMajor", 1, n), gm["per_token_scale"],
                                        make_layout_tag("float32", "RowMajor", 1, m), gm["d"],
-                                       make_layout_tag("bfloat16", "RowMajor", m, n))
+                                       make_layout_tag(element_d, "RowMajor", m, n))
         return kernel.Arguments(GemmCoord(m, n, k), core_num, mmad, epi)
 
     ex.reserve(kernel, inputs={"a": ((m, k), "int8"), "b": ((k, n), "int8"), "scale": ((n,), "float32"),
                                "per_token_scale": ((m,), "float32")},
-               gm={"d": ((m, n), "bfloat16")}, golden=golden.peak_bytes("quant_matmul", m=m, n=n, k=k),
+               gm={"d": ((m, n), element_d)}, golden=golden.peak_bytes("quant_matmul", m=m, n=n, k=k),
                arguments=arguments)
     kernel.can_implement(arguments({"a": None, "b": None, "scale": None, "per_token_scale": None, "d": None}))
     a, b, scale, pts = ex.inputs(make_inputs, m, n, k)
     obs = ex.observers(kernel.total_blocks((m, n, k)))
-    with ex.timing():
+    with ex.timing():  # the operator stores the logical A and B in the kernel's layouts
         d, launch_result = quant_matmul_full_load_a_tla(a, b, scale, pts, core_num=core_num, seed=seed,
                                                         observers=obs, kernel=kernel, options=options,
                                                         return_launch=True)
@@ -82,7 +87,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     if ex.numerics:  # a timing-only run computes and compares nothing
         with ex.phase("golden"):
             expect = golden.quant_matmul(a, b, scale, pts)
-            result = golden.compare_data(d, expect, k)
+            result = golden.compare_data(d, expect, k)  # the C++: CompareData, also for its bf16 D
     return ex.result(
         d, result, golden=expect, shape={"m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": kernel.total_blocks((m, n, k)), "scheduler": type(scheduler).__name__,
@@ -92,7 +97,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
 
 
 def _bit_exact(d, expect) -> bool:
-    return bool(np.array_equal(d.view(np.uint16), expect.astype(ml_dtypes.bfloat16).view(np.uint16)))
+    width = f"u{d.dtype.itemsize}"
+    return bool(np.array_equal(d.view(width), expect.astype(d.dtype).view(width)))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,10 @@ follows ``strided_batched_matmul_tla.cpp``; swizzle ``<3,0>`` when m > n, else `
 C++ example's: ``problem_count m n k [device_id] [lda ldb ldc] [strideA strideB strideC] [layoutA layoutB]``
 (``row``/``col``, last). A and B are filled over their whole spans like the C++ host code (glibc rand,
 ``-5.0f..5.0f``, A first); C is compared batch by batch, without the gaps between the batches.
+
+The host follows the assembly's element types: ``--set element=bf16`` (or int8) fills A and B of that type, and C
+is of the kernel's ``ElementC``. The layouts are the example's arguments (``row col``): ``--set layout_a=column``
+gives them when the command line does not (the default leading dimensions and strides follow).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from catlass_py.kernel import DeviceGemm
 from catlass_py.kernel.strided_batched_matmul_tla import batched_layout
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.strided_batched_matmul_tla import check_strides, default_strides, extent, strided_view
-from catlass_py.runner import UINT32_MAX, ExampleResult, ExampleRun, parse_int, to_device
+from catlass_py.runner import UINT32_MAX, ExampleResult, ExampleRun, compare_output, host_dtype, parse_int, to_device
 from catlass_py.virtual import virtual_array
 
 NAME = "45_strided_batched_matmul_tla"
@@ -64,12 +68,12 @@ def parse_args(argv) -> dict:
     return {"batch": batch, "m": m, "n": n, "k": k, "layout_a": layouts[0], "layout_b": layouts[1], **st}
 
 
-def make_inputs(len_a: int, len_b: int) -> tuple[np.ndarray, np.ndarray]:
-    """The flat host buffers of A and B, fp16, filled over their whole spans as the C++ does:
-    ``FillRandomData<fp16_t>(host, -5.0f, 5.0f)`` from glibc's default stream, A first."""
+def make_inputs(len_a: int, len_b: int, element: str = "float16") -> tuple[np.ndarray, np.ndarray]:
+    """The flat host buffers of A and B of ``element`` (fp16 by default), filled over their whole spans as the C++
+    does: ``FillRandomData<HostElementA>(host, -5.0f, 5.0f)`` from glibc's default stream, A first."""
     rng = data.GlibcRand()
-    a = data.fill_random(rng, len_a, np.float32(-5.0), np.float32(5.0), "float16")
-    b = data.fill_random(rng, len_b, np.float32(-5.0), np.float32(5.0), "float16")
+    a = data.fill_random(rng, len_a, np.float32(-5.0), np.float32(5.0), element)
+    b = data.fill_random(rng, len_b, np.float32(-5.0), np.float32(5.0), element)
     return a, b
 
 
@@ -84,6 +88,18 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
         raise ArgumentError(f"usage: {NAME} {USAGE}")
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
+    # The C++ takes the layouts as arguments and its default leading dimensions and strides follow them: --set
+    # layout_a / layout_b are those arguments when the command line does not give them.
+    wanted = {key: ex.setting(key, assemble) if key in ex.config else p[key] for key in ("layout_a", "layout_b")}
+    if wanted != {key: p[key] for key in wanted}:
+        why = "the layouts are the example's trailing arguments (layoutA layoutB: row|col)"
+        configured = [key for key in wanted if key in ex.config]
+        for key in configured:
+            ex.require(key, (RowMajor, ColumnMajor), why)
+        if list(argv)[-2:] and all(isinstance(t, str) and t.lower() in ("row", "col") for t in list(argv)[-2:]):
+            for key in configured:  # given twice, differently
+                ex.require(key, (p[key],), f"{why}, which give {p[key].__name__}")
+        p = parse_args([*argv, *("row" if wanted[key] is RowMajor else "col" for key in wanted)])
     tag_a, tag_b = p["layout_a"].__name__, p["layout_b"].__name__
     kernel = ex.assemble(assemble, arch, layout_a=tag_a, layout_b=tag_b, swizzle=swizzle_for(m, n))
     swizzle = (kernel.block_scheduler.swizzle_offset, kernel.block_scheduler.swizzle_direction)
@@ -93,14 +109,17 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     layout_b = batched_layout(batch, k, n, p["stride_b"], p["ldb"], tag_b)
     layout_c = batched_layout(batch, m, n, p["stride_c"], p["ldc"], "RowMajor")
     len_a, len_b, len_c = extent(layout_a), extent(layout_b), extent(layout_c)
-    ex.reserve(kernel, inputs={"a": ((len_a,), "float16"), "b": ((len_b,), "float16")},
-               gm={"c": ((len_c,), "float16")},
-               golden=golden.peak_bytes("batched_matmul", m=m, n=n, k=k, batch=batch) + 4 * batch * m * n)
-    host_a, host_b = ex.inputs(make_inputs, len_a, len_b)
+    element, element_c = kernel.block_mmad.element_a.name, kernel.block_mmad.element_c.name  # or --set element
+    ex.require("element", ("float16", "bfloat16", "int8"), "BlockMmadTla's element types")
+    ex.reserve(kernel, inputs={"a": ((len_a,), element), "b": ((len_b,), element)},
+               gm={"c": ((len_c,), element_c)},
+               golden=golden.peak_bytes("batched_matmul", m=m, n=n, k=k, batch=batch, int8=element == "int8")
+               + 4 * batch * m * n)
+    host_a, host_b = ex.inputs(make_inputs, len_a, len_b, element)
 
     gm_a = to_device("a", host_a)
     gm_b = to_device("b", host_b)
-    host_c = ex.zeros(len_c, np.float16)
+    host_c = ex.zeros(len_c, host_dtype(element_c))
     gm_c = to_device("c", host_c, read_only=False)
 
     args = kernel.Arguments(batch, GemmCoord(m, n, k), gm_a, layout_a, gm_b, layout_b, gm_c, layout_c)
@@ -118,9 +137,9 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
         packed_c = np.ascontiguousarray(strided_view(host_c, layout_c))
         with ex.phase("golden"):
             expect = golden.batched_matmul(strided_view(host_a, layout_a), strided_view(host_b, layout_b))
-            result = golden.compare_data(packed_c, expect, k)
+            result = compare_output(packed_c, expect, k)
     else:
-        packed_c = virtual_array((batch, m, n), np.float16)
+        packed_c = virtual_array((batch, m, n), host_dtype(element_c))
     return ex.result(
         packed_c, result, golden=expect, shape={"batch": batch, "m": m, "n": n, "k": k}, launch_result=launch_result,
         details={"total_blocks": total, "swizzle": f"<{swizzle[0]},{swizzle[1]}>", "layouts": f"{tag_a}/{tag_b}",

@@ -87,6 +87,11 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     core_num = ex.core_num
     if k % 64:
         raise ArgumentError(f"k: must be a multiple of 64, got {k}")
+    # --set in_dtype / out_dtype / perm_x2 choose what the optional arguments choose; the host data follows them
+    ex.require("in_dtype", ("float8_e4m3fn", "float8_e5m2"), "the MX matmul's fp8 inputs (e4m3|e5m2)", assemble)
+    ex.require("out_dtype", ("float16", "bfloat16"), "the kernel's outputs (fp16|bf16)", assemble)
+    in_dtype, out_dtype, perm_x2 = (ex.config.get(key, value) for key, value in
+                                    (("in_dtype", in_dtype), ("out_dtype", out_dtype), ("perm_x2", perm_x2)))
     kernel = ex.assemble(assemble, arch, in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2)
     ex.reserve(kernel, inputs={"x1": ((m, batch, k), in_dtype), "x2": ((batch, k, n), in_dtype),
                                "x1_scale": ((m, batch, k // 32), "uint8"), "x2_scale": ((batch, k // 32, n), "uint8"),

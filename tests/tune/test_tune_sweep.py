@@ -233,7 +233,7 @@ def test_docs_tuning_is_true(capsys):
             assert re.search(rf"^\| {re.escape(example)} \| {name} \| {space.size()} \|", doc, re.M), (example, name)
     # the quoted --set errors are the real ones
     quoted = re.findall(r"^\$ catlass-py (run .*)\n(error: .*)$", doc, re.M)
-    assert len(quoted) == 2
+    assert len(quoted) == 4
     for command, error in quoted:
         assert cli.main(shlex.split(command)) == 2
         assert capsys.readouterr().err.strip() == error
