@@ -3,8 +3,10 @@
 Counterparts: Ascend C ``Cast``/``Duplicate`` and CATLASS ``Epilogue::Tile::TileRowBroadcastMul``,
 ``TileBroadcastOneBlk``, ``TileOneBlkColumnBroadcastMul``, ``TileCast`` (``epilogue/tile/*.hpp``). Like the
 C++ ops, every one works on the FULL static tile, not on the actual (tail-clipped) tile: stale UB contents
-outside the actual region are computed on but never stored. Arithmetic is IEEE float32 (numpy rounds to
-nearest even, as the vector unit does).
+outside the actual region are computed on but never stored. A caller that knows how much of the tile will be
+read may pass a hint (``valid`` elements of a ``Cast``, ``rows`` of a tile op): the simulator then computes that
+part only and leaves the rest as it was, with the same checks and the same event. Arithmetic is IEEE float32
+(numpy rounds to nearest even, as the vector unit does).
 
 Each op is one instruction event on ``PIPE_V`` that reads and writes the UB elements it computes on: ``count``
 elements for ``Cast``/``Duplicate`` (a fill, which reads nothing), the full static tile for the tile ops.
@@ -71,20 +73,27 @@ def _plain_conversion(src_dtype, dst_dtype, round_mode: RoundMode) -> bool:
 _PLAIN_CONVERSIONS: dict = {}
 
 
-def vector_cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) -> None:
+def vector_cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int,
+                valid: int | None = None) -> None:
     """Ascend C ``Cast(dst, src, roundMode, count)``: convert ``count`` elements with ``round_mode``
-    (``RoundMode.NONE`` for exact widening such as bf16 -> fp32)."""
+    (``RoundMode.NONE`` for exact widening such as bf16 -> fp32).
+
+    ``valid`` (a simulator hint, no hardware field): only the first ``valid`` elements of ``dst`` will ever be
+    read; the others are left as they are instead of being computed. The checks and the event still cover
+    ``count`` elements."""
     _ub(dst, "Cast")
     _ub(src, "Cast")
     if dst.computes:
         x = src.view(count)  # the source is checked (and converted) before the destination
+        if valid is not None and 0 <= valid < count:
+            x = x[:valid]
         if _plain_conversion(x.dtype, dst.dtype, round_mode):
-            d = dst.view(count)
+            d = dst.view(count)[:x.size]
             with np.errstate(over="ignore", invalid="ignore"):  # what rounding.cast does around astype
                 np.copyto(d, x, casting="unsafe")  # the same conversion, without the intermediate array
         else:
             y = _cast(x, dst.dtype, round_mode)
-            dst.view(count)[:] = y
+            dst.view(count)[:x.size] = y
     else:  # timing-only: the same checks (the conversion's too, on no elements), no bytes
         _checks((src, count), (dst, count))
         _cast(np.empty(0, src.dtype.numpy), dst.dtype, round_mode)
@@ -122,10 +131,13 @@ class TileRowBroadcastMul:
         self.element = _compute_dtype("TileRowBroadcastMul", compute_type)
         self.tile_shape = _tile_shape("TileRowBroadcastMul", tile_shape)
 
-    def __call__(self, out: LocalTensor, in0: LocalTensor, in1: LocalTensor) -> None:
+    def __call__(self, out: LocalTensor, in0: LocalTensor, in1: LocalTensor, rows: int | None = None) -> None:
+        """``rows`` (a simulator hint): only the first ``rows`` rows of ``out`` will ever be read; the others
+        are left as they are. The checks and the event still cover the whole tile."""
         r, c = self.tile_shape
         if out.computes:
-            x, y, o = in0.view(r * c).reshape(r, c), in1.view(c), out.view(r * c).reshape(r, c)
+            v = r if rows is None or not 0 <= rows < r else rows
+            x, y, o = in0.view(r * c)[:v * c].reshape(v, c), in1.view(c), out.view(r * c)[:v * c].reshape(v, c)
             if x.dtype == y.dtype == o.dtype:  # written in place (numpy buffers any overlap of out and in0)
                 np.multiply(x, y, out=o)
             else:
@@ -147,10 +159,14 @@ class TileBroadcastOneBlk:
         self.compute_length = int(compute_length)
         self.blk = BYTE_PER_BLK * 8 // self.element.bits
 
-    def __call__(self, out: LocalTensor, src: LocalTensor) -> None:
+    def __call__(self, out: LocalTensor, src: LocalTensor, rows: int | None = None) -> None:
+        """``rows`` (a simulator hint): only the first ``rows`` blocks of ``out`` will ever be read; the others
+        are left as they are. The checks and the event still cover all COMPUTE_LENGTH blocks."""
         n, b = self.compute_length, self.blk
         if out.computes:
-            out.view(n * b).reshape(n, b)[:] = src.view(n)[:, None]
+            v = n if rows is None or not 0 <= rows < n else rows
+            o, x = out.view(n * b), src.view(n)
+            o[:v * b].reshape(v, b)[:] = x[:v, None]
         else:  # timing-only: the same checks, no bytes
             _checks((out, n * b), (src, n))
         _emit(out, "TileBroadcastOneBlk", n * b, ((src, n),), ((out, n * b),))
@@ -172,12 +188,15 @@ class TileOneBlkColumnBroadcastMul:
                 f"{self.blk}-element block"
             )
 
-    def __call__(self, out: LocalTensor, in0: LocalTensor, in1: LocalTensor) -> None:
+    def __call__(self, out: LocalTensor, in0: LocalTensor, in1: LocalTensor, rows: int | None = None) -> None:
+        """``rows`` (a simulator hint): only the first ``rows`` rows of ``out`` will ever be read; the others
+        are left as they are. The checks and the event still cover the whole tile."""
         r, c = self.tile_shape
         b = self.blk
         if out.computes:
-            blocks = in1.view(r * b).reshape(r, 1, b)
-            x, o = in0.view(r * c).reshape(r, c // b, b), out.view(r * c).reshape(r, c // b, b)
+            v = r if rows is None or not 0 <= rows < r else rows
+            blocks = in1.view(r * b)[:v * b].reshape(v, 1, b)
+            x, o = in0.view(r * c)[:v * c].reshape(v, c // b, b), out.view(r * c)[:v * c].reshape(v, c // b, b)
             if x.dtype == blocks.dtype == o.dtype:  # written in place (numpy buffers any overlap of out and in0)
                 np.multiply(x, blocks, out=o)
             else:

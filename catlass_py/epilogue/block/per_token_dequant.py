@@ -254,6 +254,10 @@ class _PerTokenDequantBlock(CloseOnExit):
             off = block_offset + in_block
             s = self.ub_list_id
             ub_layout = RowMajor(tshape.row, tshape.column, tile_shape.column)
+            # rows past the actual tile are never stored: when nobody observes instructions, the vector ops
+            # compute the actual rows only (same checks and events; the stale rows are left as they are)
+            rows = None if ctx.bus.instructions else tshape.row
+            valid = None if rows is None else rows * tile_shape.column
 
             ctx.wait_flag(HardEvent.V_MTE2, 3 * s)
             copy.copy_gm_to_ub_c(self.ub_c[s], gm_block_c[layout_block_c.offset(*in_block)], ub_layout,
@@ -271,33 +275,33 @@ class _PerTokenDequantBlock(CloseOnExit):
             ctx.set_flag(HardEvent.MTE2_V, 3 * s + 2)
 
             ctx.wait_flag(HardEvent.MTE2_V, 3 * s)
-            vector_cast(self.ub_c_fp32, self.ub_c[s], RoundMode.RINT, count)
+            vector_cast(self.ub_c_fp32, self.ub_c[s], RoundMode.RINT, count, valid)
             ctx.set_flag(HardEvent.V_MTE2, 3 * s)
 
             if spec.float_scales:
                 ctx.pipe_barrier(Pipe.V)  # the row multiply reads the Cast's fp32 C
                 ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 1)
-                spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, self.ub_scale[s])
+                spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, self.ub_scale[s], rows)
                 ctx.set_flag(HardEvent.V_MTE2, 3 * s + 1)
                 ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 2)
-                spec.tile_broadcast_one_blk(self.ub_brcb, self.ub_per_token[s])
+                spec.tile_broadcast_one_blk(self.ub_brcb, self.ub_per_token[s], rows)
                 ctx.set_flag(HardEvent.V_MTE2, 3 * s + 2)
             else:
                 ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 1)
                 vector_cast(self.ub_scale_fp32, self.ub_scale[s], RoundMode.NONE, tile_shape.column)
                 ctx.set_flag(HardEvent.V_MTE2, 3 * s + 1)
                 ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 2)
-                vector_cast(self.ub_per_token_fp32, self.ub_per_token[s], RoundMode.NONE, tile_shape.row)
+                vector_cast(self.ub_per_token_fp32, self.ub_per_token[s], RoundMode.NONE, tile_shape.row, rows)
                 ctx.set_flag(HardEvent.V_MTE2, 3 * s + 2)
                 ctx.pipe_barrier(Pipe.V)
-                spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, self.ub_scale_fp32)
-                spec.tile_broadcast_one_blk(self.ub_brcb, self.ub_per_token_fp32)
+                spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, self.ub_scale_fp32, rows)
+                spec.tile_broadcast_one_blk(self.ub_brcb, self.ub_per_token_fp32, rows)
             ctx.pipe_barrier(Pipe.V)
-            spec.tile_one_blk_column_broadcast_mul(self.ub_per_token_mul, self.ub_mul, self.ub_brcb)
+            spec.tile_one_blk_column_broadcast_mul(self.ub_per_token_mul, self.ub_mul, self.ub_brcb, rows)
             ctx.pipe_barrier(Pipe.V)
 
             ctx.wait_flag(HardEvent.MTE3_V, s)
-            vector_cast(self.ub_d[s], self.ub_per_token_mul, RoundMode.RINT, count)
+            vector_cast(self.ub_d[s], self.ub_per_token_mul, RoundMode.RINT, count, valid)
             ctx.set_flag(HardEvent.V_MTE3, s)
 
             ctx.wait_flag(HardEvent.V_MTE3, s)
