@@ -179,6 +179,10 @@ class _PerTokenDequantTla(CloseOnExit):
             rows, cols = tshape.row, tshape.column
             s = self.ub_list_id
             layout_ub = Layout((rows, cols), (ts.column, 1))
+            # rows past the actual tile are never stored: when nobody observes instructions, the vector ops
+            # compute the actual rows only (same checks and events; the stale rows are left as they are)
+            hint = None if ctx.bus.instructions else rows
+            valid = None if hint is None else hint * ts.column
 
             ctx.wait_flag(HardEvent.V_MTE2, 3 * s)
             ub_c = make_tensor(self.ub_c[s], layout_ub)
@@ -196,31 +200,31 @@ class _PerTokenDequantTla(CloseOnExit):
             ctx.set_flag(HardEvent.MTE2_V, 3 * s + 2)
 
             ctx.wait_flag(HardEvent.MTE2_V, 3 * s)
-            vector_cast(self.ub_c_fp32, self.ub_c[s], RoundMode.RINT, count)
+            vector_cast(self.ub_c_fp32, self.ub_c[s], RoundMode.RINT, count, valid)
             ctx.set_flag(HardEvent.V_MTE2, 3 * s)
 
             ctx.pipe_barrier(Pipe.V)
             ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 1)
-            spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, _at(ub_scale))
+            spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, _at(ub_scale), hint)
             ctx.set_flag(HardEvent.V_MTE2, 3 * s + 1)
 
             ctx.pipe_barrier(Pipe.V)
             ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 2)
-            spec.tile_broadcast_one_blk(self.ub_brcb, _at(ub_pts))
+            spec.tile_broadcast_one_blk(self.ub_brcb, _at(ub_pts), hint)
             ctx.set_flag(HardEvent.V_MTE2, 3 * s + 2)
 
             ub_d = make_tensor(self.ub_d[s], layout_ub)
             if spec.element_d == dt.FLOAT32:
                 ctx.pipe_barrier(Pipe.V)
                 ctx.wait_flag(HardEvent.MTE3_V, s)
-                spec.tile_one_blk_column_broadcast_mul(self.ub_d[s], self.ub_mul, self.ub_brcb)
+                spec.tile_one_blk_column_broadcast_mul(self.ub_d[s], self.ub_mul, self.ub_brcb, hint)
                 ctx.set_flag(HardEvent.V_MTE3, s)
             else:
                 ctx.pipe_barrier(Pipe.V)
-                spec.tile_one_blk_column_broadcast_mul(self.ub_per_token_mul, self.ub_mul, self.ub_brcb)
+                spec.tile_one_blk_column_broadcast_mul(self.ub_per_token_mul, self.ub_mul, self.ub_brcb, hint)
                 ctx.pipe_barrier(Pipe.V)
                 ctx.wait_flag(HardEvent.MTE3_V, s)
-                vector_cast(self.ub_d[s], self.ub_per_token_mul, d_mode, count)
+                vector_cast(self.ub_d[s], self.ub_per_token_mul, d_mode, count, valid)
                 ctx.set_flag(HardEvent.V_MTE3, s)
 
             ctx.wait_flag(HardEvent.V_MTE3, s)
