@@ -1,8 +1,8 @@
 """Lazy package exports (PEP 562 module ``__getattr__``).
 
-A package that re-exports many submodules' names writes them as ordinary ``from catlass_py.x.y import Name``
-statements under ``if TYPE_CHECKING:``, which is what readers, type checkers and the import-graph test see, and
-ends with::
+A package that re-exports many submodules' names writes them as ``from catlass_py.x.y import Name as Name``
+statements under ``if TYPE_CHECKING:`` (the explicit re-export form, which ``mypy --strict`` requires), which is
+what readers, type checkers and the import-graph test see, and ends with::
 
     if not TYPE_CHECKING:
         __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

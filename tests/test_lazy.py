@@ -50,6 +50,19 @@ def test_every_exported_name_is_its_modules_object(package):
     assert set(where) <= set(dir(pkg))
 
 
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_every_name_is_an_explicit_re_export(package):
+    # ``from m import X as X``: mypy --strict (no implicit re-export) sees the package export X
+    import ast
+
+    pkg = importlib.import_module(package)
+    with open(pkg.__file__, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", None) == "TYPE_CHECKING")
+    aliases = [a for stmt in block.body for a in stmt.names]
+    assert aliases and all(a.asname == a.name for a in aliases), [a.name for a in aliases if a.asname != a.name]
+
+
 def test_an_unknown_name_is_an_attribute_error():
     import catlass_py.kernel as kernel
 

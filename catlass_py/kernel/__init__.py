@@ -8,40 +8,59 @@ from typing import TYPE_CHECKING
 from catlass_py.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from catlass_py.kernel.basic_matmul import BasicMatmul
-    from catlass_py.kernel.basic_matmul_preload import BasicMatmulPreload
-    from catlass_py.kernel.basic_matmul_tla import BasicMatmulTla
-    from catlass_py.kernel.batched_matmul import BatchedMatmul
-    from catlass_py.kernel.device_gemm import DeviceGemm
-    from catlass_py.kernel.fa_infer import FAInferKernel
-    from catlass_py.kernel.gemm_kernel import GemmKernel
-    from catlass_py.kernel.grouped_matmul import GroupedMatmul
-    from catlass_py.kernel.grouped_matmul_slice_k import GroupedMatmulSliceK, MemFill
-    from catlass_py.kernel.grouped_matmul_slice_k_per_token_dequant import GroupedMatmulSliceKPerTokenDequant
-    from catlass_py.kernel.grouped_matmul_slice_m import GroupedMatmulSliceM
-    from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant import GroupedMatmulSliceMPerTokenDequant
-    from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant_multistage_workspace import (
-        GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace,
+    from catlass_py.kernel.basic_matmul import BasicMatmul as BasicMatmul
+    from catlass_py.kernel.basic_matmul_preload import BasicMatmulPreload as BasicMatmulPreload
+    from catlass_py.kernel.basic_matmul_tla import BasicMatmulTla as BasicMatmulTla
+    from catlass_py.kernel.batched_matmul import BatchedMatmul as BatchedMatmul
+    from catlass_py.kernel.device_gemm import DeviceGemm as DeviceGemm
+    from catlass_py.kernel.fa_infer import FAInferKernel as FAInferKernel
+    from catlass_py.kernel.gemm_kernel import GemmKernel as GemmKernel
+    from catlass_py.kernel.grouped_matmul import GroupedMatmul as GroupedMatmul
+    from catlass_py.kernel.grouped_matmul_slice_k import GroupedMatmulSliceK as GroupedMatmulSliceK, MemFill as MemFill
+    from catlass_py.kernel.grouped_matmul_slice_k_per_token_dequant import (
+        GroupedMatmulSliceKPerTokenDequant as GroupedMatmulSliceKPerTokenDequant,
     )
-    from catlass_py.kernel.matmul_bias import MatmulBias
-    from catlass_py.kernel.matmul_epilogue import MatmulActivation, MatmulEpilogue
-    from catlass_py.kernel.optimized_matmul import OptimizedMatmul
-    from catlass_py.kernel.optimized_matmul_tla import OptimizedMatmulTla, PaddingMatrixBlockNDTla
-    from catlass_py.kernel.padding import PaddingBuilder
-    from catlass_py.kernel.padding_block_nd import PaddingMatrixBlockND
-    from catlass_py.kernel.padding_nz import PaddingMatrixNZ, RemovePaddingNDAndCast
-    from catlass_py.kernel.padding_tag import PaddingTag
-    from catlass_py.kernel.quant_matmul_full_load_a_tla import QuantMatmulFullLoadATla
-    from catlass_py.kernel.sparse_matmul_tla import KernelSparseMatmul
-    from catlass_py.kernel.quant_matmul_multistage_workspace import QuantMatmulMultiStageWorkspace
-    from catlass_py.kernel.quant_multi_core_splitk_matmul_tla import QuantMultiCoreSplitkMatmulTla
-    from catlass_py.kernel.quant_optimized_matmul_tla import QuantOptimizedMatmulTla
-    from catlass_py.kernel.single_core_slicek_matmul import SingleCoreSplitkMatmul
-    from catlass_py.kernel.splitk_matmul import SplitkMatmul, SplitkReduceAdd
-    from catlass_py.kernel.streamk_matmul import StreamkMatmul, StreamkReduceAdd
-    from catlass_py.kernel.strided_batched_matmul_tla import StridedBatchedMatmulTla
-    from catlass_py.kernel.transpose_quant_batch_matmul import TransposeQuantBatchMatmulKernel
-    from catlass_py.kernel.workspace_epilogue import WorkspaceEpilogueKernel
+    from catlass_py.kernel.grouped_matmul_slice_m import GroupedMatmulSliceM as GroupedMatmulSliceM
+    from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant import (
+        GroupedMatmulSliceMPerTokenDequant as GroupedMatmulSliceMPerTokenDequant,
+    )
+    from catlass_py.kernel.grouped_matmul_slice_m_per_token_dequant_multistage_workspace import (
+        GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace as GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace,
+    )
+    from catlass_py.kernel.matmul_bias import MatmulBias as MatmulBias
+    from catlass_py.kernel.matmul_epilogue import (
+        MatmulActivation as MatmulActivation,
+        MatmulEpilogue as MatmulEpilogue,
+    )
+    from catlass_py.kernel.optimized_matmul import OptimizedMatmul as OptimizedMatmul
+    from catlass_py.kernel.optimized_matmul_tla import (
+        OptimizedMatmulTla as OptimizedMatmulTla,
+        PaddingMatrixBlockNDTla as PaddingMatrixBlockNDTla,
+    )
+    from catlass_py.kernel.padding import PaddingBuilder as PaddingBuilder
+    from catlass_py.kernel.padding_block_nd import PaddingMatrixBlockND as PaddingMatrixBlockND
+    from catlass_py.kernel.padding_nz import (
+        PaddingMatrixNZ as PaddingMatrixNZ,
+        RemovePaddingNDAndCast as RemovePaddingNDAndCast,
+    )
+    from catlass_py.kernel.padding_tag import PaddingTag as PaddingTag
+    from catlass_py.kernel.quant_matmul_full_load_a_tla import QuantMatmulFullLoadATla as QuantMatmulFullLoadATla
+    from catlass_py.kernel.sparse_matmul_tla import KernelSparseMatmul as KernelSparseMatmul
+    from catlass_py.kernel.quant_matmul_multistage_workspace import (
+        QuantMatmulMultiStageWorkspace as QuantMatmulMultiStageWorkspace,
+    )
+    from catlass_py.kernel.quant_multi_core_splitk_matmul_tla import (
+        QuantMultiCoreSplitkMatmulTla as QuantMultiCoreSplitkMatmulTla,
+    )
+    from catlass_py.kernel.quant_optimized_matmul_tla import QuantOptimizedMatmulTla as QuantOptimizedMatmulTla
+    from catlass_py.kernel.single_core_slicek_matmul import SingleCoreSplitkMatmul as SingleCoreSplitkMatmul
+    from catlass_py.kernel.splitk_matmul import SplitkMatmul as SplitkMatmul, SplitkReduceAdd as SplitkReduceAdd
+    from catlass_py.kernel.streamk_matmul import StreamkMatmul as StreamkMatmul, StreamkReduceAdd as StreamkReduceAdd
+    from catlass_py.kernel.strided_batched_matmul_tla import StridedBatchedMatmulTla as StridedBatchedMatmulTla
+    from catlass_py.kernel.transpose_quant_batch_matmul import (
+        TransposeQuantBatchMatmulKernel as TransposeQuantBatchMatmulKernel,
+    )
+    from catlass_py.kernel.workspace_epilogue import WorkspaceEpilogueKernel as WorkspaceEpilogueKernel
 
 if not TYPE_CHECKING:  # each name imports its module on first use
     __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
