@@ -37,7 +37,7 @@ def make(q_lens, kv_lens, heads, *, dtype=np.float16, seed=0, extra_blocks=1):
     return q, q_rope, k, k_rope, table
 
 
-def check(q_lens, kv_lens, heads, *, dtype=np.float16, cores=2, races=True, seed=0):
+def check(q_lens, kv_lens, heads, *, dtype=np.float16, cores=2, races=True, seed=0, catlass_verdict=True):
     q, qr, k, kr, table = make(q_lens, kv_lens, heads, dtype=dtype, seed=seed)
     before = [x.copy() for x in (q, qr, k, kr, table)]
     o = mla(q, qr, k, kr, table, actual_seq_lengths=q_lens, actual_seq_lengths_kv=kv_lens, core_num=cores,
@@ -45,8 +45,9 @@ def check(q_lens, kv_lens, heads, *, dtype=np.float16, cores=2, races=True, seed
     assert o.shape == q.shape and o.dtype == q.dtype
     assert all(np.array_equal(a, b) for a, b in zip((q, qr, k, kr, table), before))
     high, low = G.mla(q, qr, k, kr, table, q_lens, kv_lens)
-    m = error_metrics(o, high, low, mare_threshold=10.0, mere_threshold=2.0, rmse_threshold=2.0)
-    assert m.passed, str(m)
+    if catlass_verdict:
+        m = error_metrics(o, high, low, mare_threshold=10.0, mere_threshold=2.0, rmse_threshold=2.0)
+        assert m.passed, str(m)
     exact, _ = G.mla(q, qr, k, kr, table, q_lens, kv_lens, fp64=True)
     ulp = 2.0 ** -8 if dtype is ml_dtypes.bfloat16 else 2.0 ** -11
     assert np.abs(o.astype(np.float64) - exact).max() <= 2 * ulp * max(1.0, np.abs(exact).max())
@@ -90,7 +91,12 @@ def test_random_small_problems(data):
     batch = data.draw(st.integers(1, 2))
     q_lens = [data.draw(st.integers(1, 4)) for _ in range(batch)]
     kv_lens = [data.draw(st.integers(1, 400)) for _ in range(batch)]
-    check(q_lens, kv_lens, data.draw(st.integers(1, 24)), cores=data.draw(st.integers(1, 3)), races=False)
+    # CATLASS's verdict compares the largest element-wise relative error with the fp16 reference's: on outputs
+    # near zero (uniform data over 1-3 KV tokens cancels) it can exceed 10x while every element is within 2 ulp
+    # of the fp64 golden (q_lens [1, 1], kv_lens [1, 3], 14 heads: MARE ratio 12.3, error 3.2e-4 <= 9.8e-4), so
+    # random problems (here and in the slow test below) assert the ulp bound against the fp64 golden only
+    check(q_lens, kv_lens, data.draw(st.integers(1, 24)), cores=data.draw(st.integers(1, 3)), races=False,
+          catlass_verdict=False)
 
 
 @pytest.mark.slow
@@ -102,7 +108,7 @@ def test_random_problems_slow(data):
     kv_lens = [data.draw(st.integers(1, 2500)) for _ in range(batch)]
     check(q_lens, kv_lens, data.draw(st.sampled_from([1, 3, 16, 32, 64, 100])), cores=data.draw(st.integers(1, 4)),
           races=data.draw(st.booleans()), seed=data.draw(st.integers(0, 50)),
-          dtype=data.draw(st.sampled_from([np.float16, ml_dtypes.bfloat16])))
+          dtype=data.draw(st.sampled_from([np.float16, ml_dtypes.bfloat16])), catlass_verdict=False)
 
 
 def test_split_over_cores_and_handshake():
