@@ -59,8 +59,10 @@ class _Everything(Observer):
     interests = None
 
 
-class _LaunchClock(Observer):
-    """CPU time of the launch (all threads of the process), from its start to its end."""
+class LaunchClock(Observer):
+    """CPU time of the launch (all threads of the process), from its start to its end. Put it last among the
+    launch's observers: the bus tells them of the launch's end in order, so an observer after the clock (a cost
+    model's end-of-launch timing pass) would run after the clock stopped."""
 
     interests = frozenset()
 
@@ -91,8 +93,8 @@ class _LaunchMemory(Observer):
 
 
 def _run(example, argv, cores, mode, tmpdir, extra_observers=()):
-    clock = _LaunchClock()
-    observers, options, cost = [clock, *extra_observers], None, None
+    clock = LaunchClock()
+    observers, options, cost = [*extra_observers], None, None
     if mode == "events":
         observers.append(_Everything())
     if mode in ("cost", "cost+races", "full"):
@@ -100,6 +102,7 @@ def _run(example, argv, cores, mode, tmpdir, extra_observers=()):
         observers.append(cost)
     if mode in ("races", "cost+races", "full"):
         options = LaunchParams(detect_races=True)
+    observers.append(clock)  # last: its end follows every other observer's end-of-launch work
     t0 = time.perf_counter()
     result = example.run(argv, cores=cores, observers=tuple(observers), options=options)
     extra = 0.0

@@ -44,30 +44,16 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_host import fastest_exact_gmm  # noqa: E402  (a sibling script)
+from bench_analysis import LaunchClock  # noqa: E402  (a sibling script)
+from bench_host import fastest_exact_gmm  # noqa: E402
 from bench_import import bytecode_cached_env  # noqa: E402
 
 from catlass_py import data, golden  # noqa: E402
 from catlass_py.analysis import CostModel  # noqa: E402
-from catlass_py.arch import ATLAS_A2, Observer  # noqa: E402
+from catlass_py.arch import ATLAS_A2  # noqa: E402
 from catlass_py.ops import grouped_matmul_slice_m_per_token_dequant as gmm  # noqa: E402
 
 README = (128, 512, 1024, 2048)
-
-
-class _LaunchClock(Observer):
-    """CPU time of the launch alone (all threads), from its start to its end."""
-
-    interests = frozenset()
-
-    def __init__(self):
-        self.cpu = 0.0
-
-    def on_launch_start(self, info) -> None:
-        self._t0 = time.process_time()
-
-    def on_launch_end(self, info, error) -> None:
-        self.cpu = time.process_time() - self._t0
 
 
 def example10(shape):
@@ -123,9 +109,9 @@ def cost_share(args, repeat, cores=24):
     with threadpool_limits(1):
         gmm(*args, core_num=cores)
         for _ in range(repeat):
-            c0, c1 = _LaunchClock(), _LaunchClock()
+            c0, c1 = LaunchClock(), LaunchClock()
             gmm(*args, core_num=cores, observers=(c0,))
-            # the clock last: bus observers hear the launch end in order, so its end follows the model's timing pass
+            # the clock last (see LaunchClock)
             gmm(*args, core_num=cores, observers=(CostModel(), c1))
             plain_t.append(c0.cpu)
             cost_t.append(c1.cpu)
