@@ -104,6 +104,38 @@ def test_timing_only_gives_the_full_runs_events_and_prediction(name):
     assert timed.output_digest is None and timed.max_abs_error is None
 
 
+class _Quiet(Observer):
+    """Asks for no events (a launch clock, say)."""
+
+    interests = frozenset()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_cost_model_alone_predicts_what_it_predicts_beside_an_event_log(name):
+    # Alone, the cost model takes repeated fused L1 tiles as templates (ObserverBus.templates) and the plain run's
+    # data shortcuts stay on; beside an observer of every event, every instruction is published. Same numbers.
+    args, cores = CASES[name]
+    full, _events, logged = _run(name, True)
+    cost = CostModel()
+    alone = load_script(name).run(args, cores=cores, observers=(cost,))
+    assert alone.passed and alone.output_digest == full.output_digest
+    assert cost.report.cycles == logged.cycles and cost.report.pipe_busy == logged.pipe_busy
+    assert cost.report.summary() == logged.summary()
+
+
+def test_the_flagship_takes_tile_templates_only_when_every_instruction_observer_does():
+    from catlass_py.arch.events import ObserverBus
+
+    assert ObserverBus((CostModel(),)).templates
+    assert not ObserverBus((CostModel(record=True),)).templates  # a trace shows every instruction
+    assert not ObserverBus((CostModel(), EventLog())).templates
+    assert not ObserverBus((_Quiet(),)).templates  # nobody wants instructions: the plain run's paths
+    cost = CostModel()
+    load_script("10_grouped_matmul_slice_m_per_token_dequant").run(["3", "300", "300", "600"], cores=2,
+                                                                    observers=(cost,))
+    assert cost._templates  # repeated L1 tiles were replayed from templates
+
+
 def test_a_timing_only_run_allocates_neither_operands_nor_buffers():
     # 4096 x 4096 fp16 output and 2 x 4096 x 64 inputs: 33 MB if made; shape-only they cost nothing
     tracemalloc.start()

@@ -186,6 +186,8 @@ class CostModel(PipeOrder):
         self.record = record
         if not record:  # markers only go into the trace: without one the machine need not build them
             self.interests = PipeOrder.interests - {"marker"}
+        else:  # a trace shows every instruction as the machine published it
+            self.accepts_templates = False
         self.reports: list[CostReport] = []
         self.cores: tuple[CoreId, ...] = ()
         self.intervals: list[tuple] = []
@@ -224,6 +226,8 @@ class CostModel(PipeOrder):
         for c, st in self.orders.items():
             st.data = self._timing[c] = _CoreTiming(self._offset, PIPES)
         self._queues: dict[int, list] = {id(st.core): [] for st in self.orders.values()}  # by id of the CoreId
+        self._templates: dict = {}  # key -> (records, positions of their flag sequence numbers, cube MACs)
+        self._captures: dict[int, tuple[int, int]] = {}  # id of a CoreId -> (queue length, MACs) at capture_begin
         self._side: list = []  # what the queued records need beside numbers (see on_event)
         self._last_core = self._last_queue = None
         if self.arch_override is not None and arch.arch_code != info.arch.arch_code:
@@ -308,6 +312,40 @@ class CostModel(PipeOrder):
             q.extend((_BARRIER, PIPE_INDEX[e.pipe], 0, 0, -1))
         elif kind is not CoreStartEvent:  # the pipe model ignores a core's start
             q.extend((_EVENT, 0, 0, 0, self._keep(e)))
+
+    # -- tile templates (ObserverBus.capture_begin / capture_end / replay) --------------------------------------
+    accepts_templates = True
+
+    def _queue(self, core: CoreId) -> list:
+        q = self._queues.get(id(core))
+        return q if q is not None else self._queues[id(self.orders[core].core)]
+
+    def template_begin(self, core: CoreId) -> None:
+        self._captures[id(core)] = (len(self._queue(core)), self._macs)
+
+    def template_end(self, core: CoreId, key) -> bool:
+        """Keep the records queued for ``core`` since :meth:`template_begin` as the template ``key``: possible when
+        they are instructions timed on arrival (``_INSTR``, writing no GM), flags and one-pipe barriers, whose
+        numbers depend on nothing but the flag sequence numbers."""
+        start, macs = self._captures.pop(id(core))
+        records = self._queue(core)[start:]
+        slots = []
+        for j in range(0, len(records), 5):
+            code = records[j]
+            if records[j + 4] != -1 or code == _READ or code == _EVENT:
+                return False
+            if code == _SET or code == _WAIT:
+                slots.append(j + 2)
+        self._templates[key] = (records, slots, self._macs - macs)
+        return True
+
+    def template_replay(self, core: CoreId, key, seqs: list[int]) -> None:
+        records, slots, macs = self._templates[key]
+        records = records.copy()
+        for j, seq in zip(slots, seqs):
+            records[j] = seq
+        self._queue(core).extend(records)
+        self._macs += macs
 
     def _keep(self, obj) -> int:
         """Put ``obj`` in the side list of the queued records; its index there."""

@@ -274,30 +274,54 @@ class CoreContext:
         if site is not None:
             self._editor.wait_consumed((source,), site, event.dst)
 
-    def unobserved_flag_ops(self):
+    def unobserved_flag_ops(self, seqs: list[int] | None = None):
         """``(set_flag, wait_flag)`` doing what :meth:`set_flag` / :meth:`wait_flag` do on a core without a
-        sync-site editor when nobody observes sync events (None otherwise): the same queues, sequence
+        sync-site editor, without publishing events (None on a core with an editor): the same queues, sequence
         numbers and missing-set error, minus the checks of the event and id - for a caller replaying (event,
-        id) pairs that went through :meth:`set_flag` / :meth:`wait_flag` before."""
-        if self._editor is not None or self.bus.sync:
+        id) pairs that went through :meth:`set_flag` / :meth:`wait_flag` before. Without ``seqs`` only when
+        nobody observes sync events (None otherwise); with ``seqs`` (a replay of a template, see
+        :class:`~catlass_py.arch.events.ObserverBus`) each set appends its sequence number to it and each wait
+        the number of the set it consumed."""
+        if self._editor is not None or (seqs is None and self.bus.sync):
             return None
         events, bus, wait_flag = self._events, self.bus, self._wait_flag
 
-        def set_(event: HardEvent, event_id: int) -> None:
+        if seqs is None:
+            def set_(event: HardEvent, event_id: int) -> None:
+                bus._seq = seq = bus._seq + 1
+                q = events.get((event, event_id))
+                if q is None:
+                    q = events[(event, event_id)] = deque()
+                q.append(seq)
+
+            def wait(event: HardEvent, event_id: int) -> None:
+                q = events.get((event, event_id))
+                if q:
+                    q.popleft()
+                else:
+                    wait_flag(event, event_id, None)  # raises the missing-set DeadlockError (or consumes nothing)
+
+            return set_, wait
+        record = seqs.append
+
+        def set_seq(event: HardEvent, event_id: int) -> None:
             bus._seq = seq = bus._seq + 1
             q = events.get((event, event_id))
             if q is None:
                 q = events[(event, event_id)] = deque()
             q.append(seq)
+            record(seq)
 
-        def wait(event: HardEvent, event_id: int) -> None:
+        def wait_seq(event: HardEvent, event_id: int) -> None:
             q = events.get((event, event_id))
             if q:
-                q.popleft()
+                record(q.popleft())
+            elif self._check_flags:
+                wait_flag(event, event_id, None)  # raises the missing-set DeadlockError
             else:
-                wait_flag(event, event_id, None)  # raises the missing-set DeadlockError (or consumes nothing)
+                record(0)  # consumes nothing, as wait_flag's event says (source 0)
 
-        return set_, wait
+        return set_seq, wait_seq
 
     def pipe_barrier(self, pipe: Pipe = Pipe.ALL) -> None:
         """``AscendC::PipeBarrier<pipe>()``: later instructions of ``pipe`` wait for earlier ones."""

@@ -245,6 +245,13 @@ class Observer:
 
     interests: frozenset[str] | None = None
 
+    accepts_templates: bool = False
+    """True for an observer of instructions and flags that also takes a *tile template* in place of the events
+    of a repeated piece of a core's program (:class:`ObserverBus`'s ``capture_begin`` / ``capture_end`` /
+    ``replay``): ``template_begin(core)``, ``template_end(core, key) -> bool`` (whether it could keep the events
+    published for ``core`` since ``template_begin`` as the template ``key``) and ``template_replay(core, key,
+    seqs)`` (those events again, with the flag sequence numbers ``seqs``)."""
+
     def on_launch_start(self, launch_info: "LaunchInfo") -> None:
         """Called once before any core runs."""
 
@@ -271,9 +278,17 @@ class ObserverBus:
 
     ``active`` is False when nobody listens; ``instructions``, ``sync``, ``cross_core``, ``markers`` and
     ``cores`` tell whether anyone wants that kind of event, so that publishers skip building the others.
+
+    ``templates`` is True when someone wants instruction or sync events and every such observer
+    ``accepts_templates``. A publisher that repeats a piece of a core's program whose events depend on the piece's
+    geometry alone (a fused L1 tile, :meth:`~catlass_py.gemm.block.block_mmad_instance.BlockMmadInstance.mmad_l1_tile`)
+    may then publish its events once between :meth:`capture_begin` and :meth:`capture_end` and, at each repeat,
+    call :meth:`replay` with the repeat's flag sequence numbers (every ``SetFlag``'s own, every ``WaitFlag``'s
+    source, in program order) instead of building the events again.
     """
 
-    __slots__ = ("_observers", "active", "instructions", "sync", "cross_core", "markers", "cores", "_seq")
+    __slots__ = ("_observers", "active", "instructions", "sync", "cross_core", "markers", "cores", "templates",
+                 "_takers", "_seq")
 
     def __init__(self, observers: Iterable[Observer] = ()):
         self._observers = tuple(observers)
@@ -287,6 +302,10 @@ class ObserverBus:
         self.cross_core = CROSS_CORE in wanted
         self.markers = MARKER in wanted
         self.cores = CORE in wanted
+        takers = [obs for obs in self._observers
+                  if (kinds := getattr(obs, "interests", None)) is None or INSTRUCTION in kinds or SYNC in kinds]
+        self.templates = bool(takers) and all(getattr(obs, "accepts_templates", False) for obs in takers)
+        self._takers = tuple(takers) if self.templates else ()
         self._seq = 0
 
     @property
@@ -301,6 +320,24 @@ class ObserverBus:
     def publish(self, event: Event) -> None:
         for obs in self._observers:
             obs.on_event(event)
+
+    def capture_begin(self, core: CoreId) -> None:
+        """Start capturing ``core``'s next events as a template (only when ``templates``)."""
+        for obs in self._takers:
+            obs.template_begin(core)
+
+    def capture_end(self, core: CoreId, key) -> bool:
+        """Keep the events ``core`` published since :meth:`capture_begin` as the template ``key``; whether every
+        observer could (a template holds instructions and intra-core flags only)."""
+        ok = True
+        for obs in self._takers:
+            ok = obs.template_end(core, key) and ok
+        return ok
+
+    def replay(self, core: CoreId, key, seqs: list[int]) -> None:
+        """The events of the template ``key`` again on ``core``, with the flag sequence numbers ``seqs``."""
+        for obs in self._takers:
+            obs.template_replay(core, key, seqs)
 
     def launch_start(self, info: LaunchInfo) -> None:
         for obs in self._observers:

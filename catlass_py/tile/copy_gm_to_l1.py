@@ -77,17 +77,23 @@ class CopyGmToL1:
     def __call__(self, dst: LocalTensor, src: GlobalTensor, layout_dst, layout_src) -> None:
         ctx = dst.ctx
         replay = None
-        if ctx is not None and not ctx.bus.instructions:
-            # Nobody observes the instruction: a copy whose geometry (this copy, the L1 slot and layout, the GM
-            # layout and dtype) already went through the single-view path below repeats its copy, after the
-            # one check that depends on the pointer (the region ends inside the GM buffer; else the path
-            # below raises the error).
+        if ctx is not None and (not ctx.bus.instructions or ctx.bus.templates):
+            # Nobody checks the instruction's accesses (no observer of instructions, or only observers that time
+            # them): a copy whose geometry (this copy, the L1 slot and layout, the GM layout and dtype) already
+            # went through the single-view path below repeats its copy, after the one check that depends on the
+            # pointer (the region ends inside the GM buffer; else the path below raises the error), and
+            # publishes the event the path below publishes.
             replay = (self, dst.arena.id, dst.byte_offset, dst.count, dst.dtype.name, layout_dst.__class__,
                       layout_dst._key(), layout_src.__class__, layout_src._key(), src.dtype.name)
             plan = ctx.tile_cache.get(replay)
             if plan is not None and plan[4] < src.size:
-                lv, shape, strides, dtype, _ = plan
+                lv, shape, strides, dtype, _, event = plan
                 np.copyto(lv, np.ndarray(shape, dtype, buffer=src.buffer.raw, offset=src.byte_offset, strides=strides))
+                if ctx.bus.instructions:
+                    read_layout, read_rows, read_cols, nbytes, writes, info = event
+                    ctx.emit(Pipe.MTE2, self.op_name, nbytes=nbytes,
+                             gm_reads=gm_region_access(src, read_layout, read_rows, read_cols),
+                             local_writes=writes, info=info)
                 return
         what = type(self).__name__
         rows, cols = layout_src.rows, layout_src.cols
@@ -107,7 +113,10 @@ class CopyGmToL1:
                 plan = gm_copy_plan(dst, layout_l1, src, layout_src, rows, cols)
                 itemsize = 1 if src.dtype.packed else src.dtype.numpy.itemsize
                 if plan is not None and plan[4] == _max_offset(layout_src, rows, cols, itemsize):
-                    ctx.tile_cache[replay] = plan  # its bounds check is the one _gather made: the same top
+                    # its bounds check is the one _gather made: the same top
+                    event = (layout_src, rows, cols, self.gm_type.element.nbytes(rows * cols),
+                             region_access(dst, layout_l1, *shape), {"rows": rows, "cols": cols, "dmas": dmas})
+                    ctx.tile_cache[replay] = (*plan, event)
         else:
             data, shape, dmas, read = self._gather(src, layout_src, rows, cols, what, compute)
             # The zero fill of the last 32-byte chunk may reach into the layout's padding columns.

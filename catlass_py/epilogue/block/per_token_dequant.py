@@ -254,9 +254,10 @@ class _PerTokenDequantBlock(CloseOnExit):
             off = block_offset + in_block
             s = self.ub_list_id
             ub_layout = RowMajor(tshape.row, tshape.column, tile_shape.column)
-            # rows past the actual tile are never stored: when nobody observes instructions, the vector ops
-            # compute the actual rows only (same checks and events; the stale rows are left as they are)
-            rows = None if ctx.bus.instructions else tshape.row
+            # rows past the actual tile are never stored: when nobody checks instructions (no observer of them,
+            # or only observers that time them), the vector ops compute the actual rows only (same checks and
+            # events; the stale rows are left as they are)
+            rows = None if ctx.bus.instructions and not ctx.bus.templates else tshape.row
             valid = None if rows is None else rows * tile_shape.column
 
             ctx.wait_flag(HardEvent.V_MTE2, 3 * s)

@@ -179,9 +179,10 @@ class _PerTokenDequantTla(CloseOnExit):
             rows, cols = tshape.row, tshape.column
             s = self.ub_list_id
             layout_ub = Layout((rows, cols), (ts.column, 1))
-            # rows past the actual tile are never stored: when nobody observes instructions, the vector ops
-            # compute the actual rows only (same checks and events; the stale rows are left as they are)
-            hint = None if ctx.bus.instructions else rows
+            # rows past the actual tile are never stored: when nobody checks instructions (no observer of them,
+            # or only observers that time them), the vector ops compute the actual rows only (same checks and
+            # events; the stale rows are left as they are)
+            hint = None if ctx.bus.instructions and not ctx.bus.templates else rows
             valid = None if hint is None else hint * ts.column
 
             ctx.wait_flag(HardEvent.V_MTE2, 3 * s)

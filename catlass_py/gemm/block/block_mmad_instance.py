@@ -95,15 +95,20 @@ class BlockMmadInstance(CloseOnExit):
         fused = self._fused_product(l1a, l1b, k_actual, m_round, n_round, l0c, m_loops, n_loops, k_loops, m_actual)
         data = fused is None
         proof = None
-        if not data and not ctx.bus.instructions:
+        bus = ctx.bus
+        capture = False
+        if not data and (not bus.instructions or bus.templates):
             proof = (lid, self.l0a_list_id, self.l0b_list_id, k_actual, m_round, n_round, l0c.arena.id,
                      l0c.byte_offset, l0c.count, layout_c_in_l0.__class__, layout_c_in_l0._key())
             proven = self._proven_l1_tiles
             if proven is None:
                 proven = self._proven_l1_tiles = set()
             if proof in proven:
-                self._replay_l1_tile(lid, k_loops, m_round, fused, first_k_tile, m_actual)
+                self._replay_l1_tile(lid, k_loops, m_round, fused, first_k_tile, m_actual, proof)
                 return
+            capture = bus.templates
+            if capture:
+                bus.capture_begin(ctx.core)
         for mi in range(m_loops):
             m_part = part_len(mi, m_loops, m_round, l0.m)
             self._valid_m = None if m_actual is None else min(m_part, max(0, m_actual - mi * l0.m))
@@ -152,19 +157,23 @@ class BlockMmadInstance(CloseOnExit):
                     self.l0b_list_id = (self.l0b_list_id + 1) % self.l0b_stages
                 ctx.set_flag(HardEvent.M_MTE1, self.l0a_event[self.l0a_list_id])
                 self.l0a_list_id = (self.l0a_list_id + 1) % self.l0a_stages
-        if proof is not None:
+        if proof is not None and (not capture or bus.capture_end(ctx.core, proof)):
             self._proven_l1_tiles.add(proof)
 
     def _replay_l1_tile(self, lid: int, k_loops: int, m_round: int, fused, first_k_tile: bool,
-                        m_actual: int | None) -> None:
+                        m_actual: int | None, proof) -> None:
         """:meth:`mmad_l1_tile` of a fused L1 tile (one L0 M part and one N part, see :meth:`_fused_product`)
-        whose geometry this instance has already run through the full loop, when nobody observes
-        instructions: the same flags in the same order and the same product, without calling the L1 -> L0 loads
-        and Mmads. With ``data=False`` and no instruction observer those calls only make checks that depend on
-        the geometry alone (the L1 stage, the L0A/L0B stages from the current list ids, K, the rounded M and N,
-        the accumulator and its layout: the proof key), and the full loop made them without error."""
+        whose geometry this instance has already run through the full loop (the ``proof`` key), when nobody
+        observes instructions or every observer of instructions took that run's events as a template (the cost
+        model, :class:`~catlass_py.arch.events.ObserverBus`): the same flags in the same order and the same
+        product, without calling the L1 -> L0 loads and Mmads; the observers get the template again with this
+        run's flag sequence numbers. With ``data=False`` those calls only make checks and publish events that
+        depend on the geometry alone (the L1 stage, the L0A/L0B stages from the current list ids, K, the rounded
+        M and N, the accumulator and its layout: the proof key), and the full loop made them without error."""
         ctx = self.ctx
-        quick = ctx.unobserved_flag_ops()
+        bus = ctx.bus
+        seqs: list[int] | None = [] if bus.templates else None
+        quick = ctx.unobserved_flag_ops(seqs)
         set_, wait = quick if quick is not None else (ctx.set_flag, ctx.wait_flag)
         m_mte1, mte2_mte1, mte1_mte2, mte1_m = HardEvent.M_MTE1, HardEvent.MTE2_MTE1, HardEvent.MTE1_MTE2, HardEvent.MTE1_M
         ev_l1a, ev_l1b = self.l1a_event[lid], self.l1b_event[lid]
@@ -191,6 +200,8 @@ class BlockMmadInstance(CloseOnExit):
             self.l0b_list_id = (b_id + 1) % self.l0b_stages
             set_(m_mte1, self.l0a_event[a_id])
             self.l0a_list_id = (a_id + 1) % self.l0a_stages
+        if seqs is not None:
+            bus.replay(ctx.core, proof, seqs)
 
     def _fused_product(self, l1a, l1b, k_actual, m_round, n_round, l0c, m_loops, n_loops, k_loops, m_actual):
         """The plan of :meth:`TileMmad.l1_product` when the L1 tile's data work can be one product: exact integer
