@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from catlass_py.arch.events import MemAccess
 from catlass_py.errors import AlignmentError, ArgumentError, CapacityError, ConfigError, NoDataError, OutOfBoundsError
 from catlass_py.numerics.dtypes import DType, get_dtype
 from catlass_py.virtual import is_virtual
 
 if TYPE_CHECKING:  # pragma: no cover
     from catlass_py.arch.context import CoreContext
-    from catlass_py.arch.events import MemAccess
 
 _buffer_ids = itertools.count(1)
 
@@ -40,8 +40,6 @@ def _byte_count(dtype: DType, count: int) -> int:
 def _element_access(label: str, buffer_id: int, space: str, byte_offset: int, bits: int, start: int, length: int,
                     stride: int, count: int) -> "MemAccess":
     """A byte-level MemAccess for element runs of a ``bits``-bit dtype (4-bit runs round out to whole bytes)."""
-    from catlass_py.arch.events import MemAccess
-
     first = byte_offset + start * bits // 8
     return MemAccess(label, buffer_id, first, (length * bits + 7) // 8 if length else 0,
                      stride * bits // 8 if count > 1 else 0, count if length else 0, space)
@@ -64,7 +62,7 @@ class GlobalBuffer:
     refuses writes with :class:`OutOfBoundsError`; asking a virtual buffer for bytes raises :class:`NoDataError`.
     """
 
-    __slots__ = ("name", "_raw", "_nbytes", "_fill", "read_only", "id", "_host", "_views", "__weakref__")
+    __slots__ = ("name", "_raw", "_nbytes", "_fill", "read_only", "id", "_host", "_views", "_scalars", "__weakref__")
 
     def __init__(self, name: str, raw: np.ndarray | None, read_only: bool = False, host: np.ndarray | None = None,
                  *, nbytes: int | None = None, fill: int | None = None):
@@ -78,6 +76,7 @@ class GlobalBuffer:
         self.id = next_buffer_id()
         self._host = host
         self._views: dict = {}  # numpy dtype -> the whole buffer as that dtype (GlobalTensor.view)
+        self._scalars: dict = {}  # (byte offset, bits, index) -> MemAccess of one element (GlobalTensor.scalar_access)
 
     @classmethod
     def from_array(cls, array: np.ndarray, name: str, *, read_only: bool = False) -> "GlobalBuffer":
@@ -239,6 +238,15 @@ class GlobalTensor:
         ``start`` (relative to this pointer) as a byte-level :class:`~catlass_py.arch.events.MemAccess`."""
         return _element_access(self.buffer.name, self.buffer.id, "GM", self.byte_offset, self.dtype.bits,
                                start, length, stride, count)
+
+    def scalar_access(self, index: int) -> "MemAccess":
+        """``access(index, 1)``, kept by the buffer: every core of a grouped kernel reads the same group-list
+        entries."""
+        key = (self.byte_offset, self.dtype.bits, index)
+        a = self.buffer._scalars.get(key)
+        if a is None:
+            a = self.buffer._scalars[key] = self.access(index, 1)
+        return a
 
     def __repr__(self) -> str:
         return f"GlobalTensor({self.name!r}, {self.dtype}, element offset {self.element_offset})"

@@ -11,7 +11,7 @@ def get_value(ctx, gm: GlobalTensor, index: int) -> int:
     """Ascend C ``GlobalTensor::GetValue(index)``: one scalar read from GM (S pipe)."""
     value = int(gm.element(index))
     if ctx.bus.instructions:
-        ctx.emit(Pipe.S, "GetValue", gm_reads=(gm.access(index, 1),))
+        ctx.emit(Pipe.S, "GetValue", gm_reads=(gm.scalar_access(index),))
     return value
 
 
