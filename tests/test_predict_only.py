@@ -112,15 +112,18 @@ class _Quiet(Observer):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_cost_model_alone_predicts_what_it_predicts_beside_an_event_log(name):
-    # Alone, the cost model takes repeated fused L1 tiles as templates (ObserverBus.templates) and the plain run's
-    # data shortcuts stay on; beside an observer of every event, every instruction is published. Same numbers.
+    # Alone, the cost model takes repeated L1 tiles as templates (ObserverBus.templates) and the plain run's data
+    # shortcuts stay on; beside an observer of every event, every instruction is published. Same numbers, in a
+    # full run and in a timing-only one.
     args, cores = CASES[name]
     full, _events, logged = _run(name, True)
-    cost = CostModel()
+    cost, timed_cost = CostModel(), CostModel()
     alone = load_script(name).run(args, cores=cores, observers=(cost,))
-    assert alone.passed and alone.output_digest == full.output_digest
-    assert cost.report.cycles == logged.cycles and cost.report.pipe_busy == logged.pipe_busy
-    assert cost.report.summary() == logged.summary()
+    timed = load_script(name).run(args, cores=cores, observers=(timed_cost,), options=LaunchParams(numerics=False))
+    assert alone.passed and alone.output_digest == full.output_digest and not timed.numerics
+    for report in (cost.report, timed_cost.report):
+        assert report.cycles == logged.cycles and report.pipe_busy == logged.pipe_busy
+        assert report.summary() == logged.summary()
 
 
 def test_the_flagship_takes_tile_templates_only_when_every_instruction_observer_does():
@@ -130,10 +133,11 @@ def test_the_flagship_takes_tile_templates_only_when_every_instruction_observer_
     assert not ObserverBus((CostModel(record=True),)).templates  # a trace shows every instruction
     assert not ObserverBus((CostModel(), EventLog())).templates
     assert not ObserverBus((_Quiet(),)).templates  # nobody wants instructions: the plain run's paths
-    cost = CostModel()
-    load_script("10_grouped_matmul_slice_m_per_token_dequant").run(["3", "300", "300", "600"], cores=2,
-                                                                    observers=(cost,))
-    assert cost._templates  # repeated L1 tiles were replayed from templates
+    for numerics in (True, False):
+        cost = CostModel()
+        load_script("10_grouped_matmul_slice_m_per_token_dequant").run(
+            ["3", "300", "300", "600"], cores=2, observers=(cost,), options=LaunchParams(numerics=numerics))
+        assert cost._templates  # repeated L1 tiles were replayed from templates
 
 
 def test_a_timing_only_run_allocates_neither_operands_nor_buffers():

@@ -325,16 +325,22 @@ class CostModel(PipeOrder):
 
     def template_end(self, core: CoreId, key) -> bool:
         """Keep the records queued for ``core`` since :meth:`template_begin` as the template ``key``: possible when
-        they are instructions timed on arrival (``_INSTR``, writing no GM), flags and one-pipe barriers, whose
+        they are instructions timed on arrival (``_INSTR``, writing no GM), flags, one-pipe barriers and unit-flag
+        instructions (``_EVENT``: the pipe model times their event when the launch ends, and a repeat queues the
+        same event again, which only the trace, not kept by a model that takes templates, would tell apart), whose
         numbers depend on nothing but the flag sequence numbers."""
         start, macs = self._captures.pop(id(core))
         records = self._queue(core)[start:]
         slots = []
+        side = self._side
         for j in range(0, len(records), 5):
             code = records[j]
-            if records[j + 4] != -1 or code == _READ or code == _EVENT:
+            if code == _EVENT:
+                if side[records[j + 4]].__class__ is not InstructionEvent:
+                    return False
+            elif records[j + 4] != -1 or code == _READ:
                 return False
-            if code == _SET or code == _WAIT:
+            elif code == _SET or code == _WAIT:
                 slots.append(j + 2)
         self._templates[key] = (records, slots, self._macs - macs)
         return True

@@ -97,9 +97,13 @@ class BlockMmadInstance(CloseOnExit):
         proof = None
         bus = ctx.bus
         capture = False
-        if not data and (not bus.instructions or bus.templates):
+        replayable = not data or (not ctx.numerics and self._plain_tile(m_loops, n_loops, k_loops))
+        if replayable and (not bus.instructions or bus.templates):
+            # the geometry, and what the events depend on beside it: whether the Mmads start the accumulator and
+            # the last one's unit flag
             proof = (lid, self.l0a_list_id, self.l0b_list_id, k_actual, m_round, n_round, l0c.arena.id,
-                     l0c.byte_offset, l0c.count, layout_c_in_l0.__class__, layout_c_in_l0._key())
+                     l0c.byte_offset, l0c.count, layout_c_in_l0.__class__, layout_c_in_l0._key(), first_k_tile,
+                     unit_flag and last_k_tile)
             proven = self._proven_l1_tiles
             if proven is None:
                 proven = self._proven_l1_tiles = set()
@@ -162,14 +166,15 @@ class BlockMmadInstance(CloseOnExit):
 
     def _replay_l1_tile(self, lid: int, k_loops: int, m_round: int, fused, first_k_tile: bool,
                         m_actual: int | None, proof) -> None:
-        """:meth:`mmad_l1_tile` of a fused L1 tile (one L0 M part and one N part, see :meth:`_fused_product`)
-        whose geometry this instance has already run through the full loop (the ``proof`` key), when nobody
-        observes instructions or every observer of instructions took that run's events as a template (the cost
-        model, :class:`~catlass_py.arch.events.ObserverBus`): the same flags in the same order and the same
-        product, without calling the L1 -> L0 loads and Mmads; the observers get the template again with this
-        run's flag sequence numbers. With ``data=False`` those calls only make checks and publish events that
-        depend on the geometry alone (the L1 stage, the L0A/L0B stages from the current list ids, K, the rounded
-        M and N, the accumulator and its layout: the proof key), and the full loop made them without error."""
+        """:meth:`mmad_l1_tile` of a fused L1 tile (one L0 M part and one N part, see :meth:`_fused_product`), or
+        of such a tile of any dtype in a timing-only run, whose geometry this instance has already run through the
+        full loop (the ``proof`` key), when nobody observes instructions or every observer of instructions took
+        that run's events as a template (the cost model, :class:`~catlass_py.arch.events.ObserverBus`): the same
+        flags in the same order and the same product (none timing-only), without calling the L1 -> L0 loads and
+        Mmads; the observers get the template again with this run's flag sequence numbers. With ``data=False``,
+        or timing-only, those calls only make checks and publish events that depend on the geometry alone (the
+        L1 stage, the L0A/L0B stages from the current list ids, K, the rounded M and N, the accumulator and its
+        layout: the proof key), and the full loop made them without error."""
         ctx = self.ctx
         bus = ctx.bus
         seqs: list[int] | None = [] if bus.templates else None
@@ -194,7 +199,7 @@ class BlockMmadInstance(CloseOnExit):
                 set_(mte1_mte2, ev_l1b)
             set_(mte1_m, 0)
             wait(mte1_m, 0)
-            if ki == last:
+            if ki == last and fused is not None:
                 TileMmad._run(fused, first_k_tile)
             set_(m_mte1, self.l0b_event[b_id])
             self.l0b_list_id = (b_id + 1) % self.l0b_stages
@@ -212,16 +217,23 @@ class BlockMmadInstance(CloseOnExit):
         (L0C changes inside an instruction that declares writing it), L0A/L0B keep their old bytes (nothing but
         these Mmads read them) and L0C gets the same values. None otherwise."""
         spec, ctx = self.spec, self.ctx
-        tile_mmad, tile_copy = spec.tile_mmad, spec.tile_copy
-        if (m_loops != 1 or n_loops != 1 or k_loops < 1 or not ctx.numerics or ctx._editor is not None
-                or type(tile_mmad) is not TileMmad or tile_mmad.element_acc.kind != "int"
-                or type(tile_copy.copy_l1_to_l0a) is not CopyL1ToL0A or type(tile_copy.copy_l1_to_l0b) is not CopyL1ToL0B
-                or type(self).mmad is not BlockMmadInstance.mmad
-                or type(self).before_first_mmad is not BlockMmadInstance.before_first_mmad):
+        tile_mmad = spec.tile_mmad
+        if not ctx.numerics or not self._plain_tile(m_loops, n_loops, k_loops) or tile_mmad.element_acc.kind != "int":
             return None
         valid = None if m_actual is None else min(m_round, max(0, m_actual))
         return tile_mmad.l1_product(l0c, l1a, spec.l1a_layout, l1b, spec.l1b_layout, m_round, n_round, k_actual,
                                     valid)
+
+    def _plain_tile(self, m_loops: int, n_loops: int, k_loops: int) -> bool:
+        """Whether :meth:`mmad_l1_tile`'s loop is the plain one :meth:`_replay_l1_tile` repeats: one L0 M part and
+        one N part, the standard L1 -> L0 loads and TileMmad, no hook of this class overridden (bias blocks move BT
+        and start the accumulator from it), no sync-site editor."""
+        spec = self.spec
+        tile_copy = spec.tile_copy
+        return (m_loops == 1 and n_loops == 1 and k_loops >= 1 and self.ctx._editor is None
+                and type(spec.tile_mmad) is TileMmad and type(tile_copy.copy_l1_to_l0a) is CopyL1ToL0A
+                and type(tile_copy.copy_l1_to_l0b) is CopyL1ToL0B and type(self).mmad is BlockMmadInstance.mmad
+                and type(self).before_first_mmad is BlockMmadInstance.before_first_mmad)
 
     def before_first_mmad(self, ni: int, n_loops: int, n_part: int) -> None:
         """Hook of :meth:`mmad_l1_tile`, before each Mmad that starts the accumulator (N part ``ni``):
