@@ -226,8 +226,8 @@ class CostModel(PipeOrder):
         for c, st in self.orders.items():
             st.data = self._timing[c] = _CoreTiming(self._offset, PIPES)
         self._queues: dict[int, list] = {id(st.core): [] for st in self.orders.values()}  # by id of the CoreId
-        self._templates: dict = {}  # key -> (records, positions of their flag sequence numbers, cube MACs)
-        self._captures: dict[int, tuple[int, int]] = {}  # id of a CoreId -> (queue length, MACs) at capture_begin
+        self._templates: dict = {}  # key -> (records, positions of their flag sequence numbers, MACs, GM bytes read)
+        self._captures: dict[int, tuple[int, int, int]] = {}  # id of a CoreId -> queue length, MACs, GM bytes read
         self._side: list = []  # what the queued records need beside numbers (see on_event)
         self._last_core = self._last_queue = None
         if self.arch_override is not None and arch.arch_code != info.arch.arch_code:
@@ -321,7 +321,7 @@ class CostModel(PipeOrder):
         return q if q is not None else self._queues[id(self.orders[core].core)]
 
     def template_begin(self, core: CoreId) -> None:
-        self._captures[id(core)] = (len(self._queue(core)), self._macs)
+        self._captures[id(core)] = (len(self._queue(core)), self._macs, self._gm_read)
 
     def template_end(self, core: CoreId, key) -> bool:
         """Keep the records queued for ``core`` since :meth:`template_begin` as the template ``key``: possible when
@@ -329,7 +329,7 @@ class CostModel(PipeOrder):
         instructions (``_EVENT``: the pipe model times their event when the launch ends, and a repeat queues the
         same event again, which only the trace, not kept by a model that takes templates, would tell apart), whose
         numbers depend on nothing but the flag sequence numbers."""
-        start, macs = self._captures.pop(id(core))
+        start, macs, gm_read = self._captures.pop(id(core))
         records = self._queue(core)[start:]
         slots = []
         side = self._side
@@ -342,16 +342,18 @@ class CostModel(PipeOrder):
                 return False
             elif code == _SET or code == _WAIT:
                 slots.append(j + 2)
-        self._templates[key] = (records, slots, self._macs - macs)
+        self._templates[key] = (records, slots, self._macs - macs, self._gm_read - gm_read)
         return True
 
     def template_replay(self, core: CoreId, key, seqs: list[int]) -> None:
-        records, slots, macs = self._templates[key]
-        records = records.copy()
-        for j, seq in zip(slots, seqs):
-            records[j] = seq
+        records, slots, macs, gm_read = self._templates[key]
+        if slots:
+            records = records.copy()
+            for j, seq in zip(slots, seqs):
+                records[j] = seq
         self._queue(core).extend(records)
         self._macs += macs
+        self._gm_read += gm_read
 
     def _keep(self, obj) -> int:
         """Put ``obj`` in the side list of the queued records; its index there."""

@@ -280,11 +280,13 @@ class ObserverBus:
     ``cores`` tell whether anyone wants that kind of event, so that publishers skip building the others.
 
     ``templates`` is True when someone wants instruction or sync events and every such observer
-    ``accepts_templates``. A publisher that repeats a piece of a core's program whose events depend on the piece's
-    geometry alone (a fused L1 tile, :meth:`~catlass_py.gemm.block.block_mmad_instance.BlockMmadInstance.mmad_l1_tile`)
-    may then publish its events once between :meth:`capture_begin` and :meth:`capture_end` and, at each repeat,
-    call :meth:`replay` with the repeat's flag sequence numbers (every ``SetFlag``'s own, every ``WaitFlag``'s
-    source, in program order) instead of building the events again.
+    ``accepts_templates``: it times them (pipes, durations, flags, bytes moved) and checks nothing else. A publisher
+    that repeats a piece of a core's program whose timing depends on the piece's geometry alone (an L1 tile,
+    :meth:`~catlass_py.gemm.block.block_mmad_instance.BlockMmadInstance.mmad_l1_tile`; a scalar read of the group
+    list, :func:`~catlass_py.kernel.grouped.get_value`) may then publish its events once between
+    :meth:`capture_begin` and :meth:`capture_end` and, at each repeat, call :meth:`replay` with the repeat's flag
+    sequence numbers (every ``SetFlag``'s own, every ``WaitFlag``'s source, in program order) instead of building
+    the events again.
     """
 
     __slots__ = ("_observers", "active", "instructions", "sync", "cross_core", "markers", "cores", "templates",

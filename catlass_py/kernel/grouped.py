@@ -8,9 +8,22 @@ from catlass_py.arch.pipes import Pipe
 
 
 def get_value(ctx, gm: GlobalTensor, index: int) -> int:
-    """Ascend C ``GlobalTensor::GetValue(index)``: one scalar read from GM (S pipe)."""
+    """Ascend C ``GlobalTensor::GetValue(index)``: one scalar read from GM (S pipe). When every observer of
+    instructions only times them (:class:`~catlass_py.arch.events.ObserverBus` ``templates``), a core's reads
+    after its first are that first read's template: a scalar read's timing does not depend on its address."""
     value = int(gm.element(index))
-    if ctx.bus.instructions:
+    bus = ctx.bus
+    if bus.instructions:
+        if bus.templates:
+            key = ("GetValue", gm.dtype.bits)
+            if key in ctx.tile_cache:
+                bus.replay(ctx.core, key, [])
+                return value
+            bus.capture_begin(ctx.core)
+            ctx.emit(Pipe.S, "GetValue", gm_reads=(gm.scalar_access(index),))
+            if bus.capture_end(ctx.core, key):
+                ctx.tile_cache[key] = True
+            return value
         ctx.emit(Pipe.S, "GetValue", gm_reads=(gm.scalar_access(index),))
     return value
 
