@@ -33,6 +33,7 @@ from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.lifetime import CloseOnExit
 from catlass_py.numerics import dtypes as dt
 from catlass_py.numerics.rounding import RoundMode
+from catlass_py.epilogue.tile_swizzle import EpilogueHorizontalTileSwizzle, EpilogueIdentityTileSwizzle
 from catlass_py.tile.tile_copy import EpilogueTileCopy
 from catlass_py.tile.vector import (
     BYTE_PER_BLK,
@@ -56,6 +57,8 @@ class PerTokenDequantParams:
     layout_per_token_scale: Any = None
     ptr_d: GlobalTensor | None = None
     layout_d: Any = None
+
+_PURE_SWIZZLES = (EpilogueIdentityTileSwizzle, EpilogueHorizontalTileSwizzle)
 
 
 class BlockEpiloguePerTokenDequant:
@@ -113,6 +116,29 @@ class BlockEpiloguePerTokenDequant:
         self.tile_copy = tile_copy
         self.epilogue_tile_swizzle = epilogue_tile_swizzle
         self.ub_plan = self._plan_ub(what)
+        self._tiles: dict = {}  # actual block (m, n) -> its tiles (tile_plan)
+
+    def tile_plan(self, actual_mn) -> list:
+        """The tiles of an actual ``(m, n)`` block in swizzle order: ``(tile coord, actual tile shape, tile origin
+        in the block, UB layout of the tile, VectorLayout of its columns, VectorLayout of its rows)``, made once
+        per block shape when the swizzle is one of CATLASS's two (pure functions of the shapes)."""
+        key = (actual_mn[0], actual_mn[1])
+        hit = self._tiles.get(key)
+        if hit is not None:
+            return hit
+        tile_shape = MatrixCoord(*self.tile_shape)
+        swizzle = self.epilogue_tile_swizzle(MatrixCoord(*key), tile_shape)
+        plan = []
+        for loop in range(swizzle.get_loops()):
+            tc = swizzle.get_tile_coord(loop)
+            tshape = swizzle.get_actual_tile_shape(tc)
+            plan.append((tc, tshape, tc * tile_shape, RowMajor(tshape.row, tshape.column, tile_shape.column),
+                         VectorLayout(tshape.column), VectorLayout(tshape.row)))
+        if self.epilogue_tile_swizzle in _PURE_SWIZZLES and all(v.__class__ is int for v in key):
+            if len(self._tiles) >= 1024:
+                self._tiles.clear()
+            self._tiles[key] = plan
+        return plan
 
     @property
     def ub_stages(self) -> int:
@@ -218,8 +244,8 @@ class _PerTokenDequantBlock(CloseOnExit):
         tile_shape = MatrixCoord(*spec.tile_shape)
         block_shape, block_coord, actual = GemmCoord(*block_shape), GemmCoord(*block_coord), GemmCoord(*actual_block_shape)
         block_offset = block_coord.mn * block_shape.mn
-        swizzle = spec.epilogue_tile_swizzle(actual.mn, tile_shape)
-        loops = swizzle.get_loops()
+        tiles = spec.tile_plan(actual.mn)
+        loops = len(tiles)
         sub, nsub = ctx.sub_block_idx, ctx.sub_block_num
         copy = spec.tile_copy
         count = spec.tile_shape.count
@@ -228,9 +254,8 @@ class _PerTokenDequantBlock(CloseOnExit):
 
         if actual.k == 0:  # nothing multiplied: D is zero
             for loop in range(sub, loops, nsub):
-                tc = swizzle.get_tile_coord(loop)
-                tshape = swizzle.get_actual_tile_shape(tc)
-                off = block_offset + tc * tile_shape
+                tshape, in_block = tiles[loop][1:3]
+                off = block_offset + in_block
                 s = self.ub_list_id
                 ctx.wait_flag(HardEvent.MTE3_V, s)
                 duplicate(self.ub_d[s], 0, count)
@@ -248,12 +273,9 @@ class _PerTokenDequantBlock(CloseOnExit):
             callback()
 
         for loop in range(sub, loops, nsub):
-            tc = swizzle.get_tile_coord(loop)
-            tshape = swizzle.get_actual_tile_shape(tc)
-            in_block = tc * tile_shape
+            _, tshape, in_block, ub_layout, columns, rows_layout = tiles[loop]
             off = block_offset + in_block
             s = self.ub_list_id
-            ub_layout = RowMajor(tshape.row, tshape.column, tile_shape.column)
             # rows past the actual tile are never stored: when nobody observes instructions, the vector ops
             # compute the actual rows only (same checks and events; the stale rows are left as they are)
             rows = None if ctx.bus.instructions else tshape.row
@@ -266,12 +288,12 @@ class _PerTokenDequantBlock(CloseOnExit):
 
             ctx.wait_flag(HardEvent.V_MTE2, 3 * s + 1)
             copy.copy_gm_to_ub_x(self.ub_scale[s], p.ptr_scale[p.layout_scale.offset(off.column)],
-                                 VectorLayout(tshape.column), p.layout_scale.get_tile_layout(tshape.column))
+                                 columns, p.layout_scale.get_tile_layout(tshape.column))
             ctx.set_flag(HardEvent.MTE2_V, 3 * s + 1)
 
             ctx.wait_flag(HardEvent.V_MTE2, 3 * s + 2)
             copy.copy_gm_to_ub_y(self.ub_per_token[s], p.ptr_per_token_scale[p.layout_per_token_scale.offset(off.row)],
-                                 VectorLayout(tshape.row), p.layout_per_token_scale.get_tile_layout(tshape.row))
+                                 rows_layout, p.layout_per_token_scale.get_tile_layout(tshape.row))
             ctx.set_flag(HardEvent.MTE2_V, 3 * s + 2)
 
             ctx.wait_flag(HardEvent.MTE2_V, 3 * s)
