@@ -366,7 +366,8 @@ class WorkspaceEpilogueKernel(GemmKernel):
     def blocks(self, ctx, params, core_idx: int, start_group=None) -> Iterator[tuple]:
         """The blocks core ``core_idx`` takes, group by group (the groups' blocks dealt round robin over the
         cores): ``(group, marker data, block coord, actual block shape)``. ``start_group(group)`` runs when a
-        group starts (after its group-list read)."""
+        group starts (after its group-list read); from the launch's walk table (nobody observes instructions),
+        only for the groups the core has blocks in."""
         l1 = self.block_mmad.l1_tile_shape
         l1_mn = MatrixCoord(l1.m, l1.n)
         # (an immutable scheduler: its update() returns a fresh value, so one per group serves every core)
@@ -390,13 +391,21 @@ class WorkspaceEpilogueKernel(GemmKernel):
         """The walk every core of the launch makes alike, made once by the first core that starts (when nobody
         observes instructions, the group-list reads publish nothing, so one core's reads stand for all): ``(groups,
         schedulers, block counts, first core of each group, shared block memo)``, or None when making it raised
-        (each core then walks the groups itself and raises where it would have)."""
+        (each core then walks the groups itself and raises where it would have). Every group's epilogue Params
+        are made with it (into the memo :meth:`aiv` shares them through), so that a vector core can skip the
+        groups it has no block in: what it would do for them (make the Params, ``update_params``) can neither
+        raise nor be seen."""
         memo = params_memo(ctx, "block walk", params)
         key = (ctx.block_num, l1_mn)
         table = memo.get(key, _MISSING)
         if table is _MISSING:
             try:
                 groups = list(self.group_walk.groups(ctx, params))
+                made = params_memo(ctx, "epilogue params", params)  # what aiv's start_group makes, for every group
+                for group in groups:
+                    hit = made.get(id(group))
+                    if hit is None or hit[0] is not group:
+                        made[id(group)] = (group, self.epilogue_params(params, group))
                 schedulers = [self.block_scheduler.update(group.shape, l1_mn) for group in groups]
                 loops = [scheduler.get_core_loops() for scheduler in schedulers]
                 num, start, starts = ctx.block_num, 0, []
@@ -413,18 +422,15 @@ class WorkspaceEpilogueKernel(GemmKernel):
     def _table_blocks(table, core_idx: int, core_num: int, start_group) -> Iterator[tuple]:
         """:meth:`blocks` from the launch's walk table: this core's blocks of each group are
         ``range(first, loops, core_num)`` with ``first = (core_idx - group's first core) mod core_num``
-        (RoundRobinGroups), found for all groups at once; ``start_group`` still runs for every group."""
+        (RoundRobinGroups), found for all groups at once; ``start_group`` runs for the groups the core has blocks
+        in (see :meth:`_walk_table`)."""
         groups, schedulers, loops, starts, shared = table
         first = (core_idx - starts) % core_num
-        mine = first < loops
         firsts, counts = first.tolist(), loops.tolist()
-        order = range(len(groups)) if start_group is not None else np.flatnonzero(mine).tolist()
-        for g in order:
+        for g in np.flatnonzero(first < loops).tolist():
             group = groups[g]
             if start_group is not None:
                 start_group(group)
-                if not mine[g]:
-                    continue
             scheduler = schedulers[g]
             for loop in range(firsts[g], counts[g], core_num):
                 mark = {"group": group.index, "loop": loop}
