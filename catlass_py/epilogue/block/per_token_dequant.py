@@ -271,6 +271,11 @@ class _PerTokenDequantBlock(CloseOnExit):
             return
         if callback is not None:
             callback()
+        # The flag ops below use event ids 3s .. 3s+2 and s of a UB stage s (valid ids: the assembly checked
+        # 3 * UB_STAGES against the hardware's count), so when nobody observes sync events the core's quick ops
+        # do exactly what set_flag / wait_flag do.
+        quick = ctx.unobserved_flag_ops() if loops > sub else None
+        set_flag, wait_flag = quick if quick is not None else (ctx.set_flag, ctx.wait_flag)
 
         for loop in range(sub, loops, nsub):
             _, tshape, in_block, ub_layout, columns, rows_layout = tiles[loop]
@@ -281,40 +286,40 @@ class _PerTokenDequantBlock(CloseOnExit):
             rows = None if ctx.bus.instructions else tshape.row
             valid = None if rows is None else rows * tile_shape.column
 
-            ctx.wait_flag(HardEvent.V_MTE2, 3 * s)
+            wait_flag(HardEvent.V_MTE2, 3 * s)
             copy.copy_gm_to_ub_c(self.ub_c[s], gm_block_c[layout_block_c.offset(*in_block)], ub_layout,
                                  layout_block_c.get_tile_layout(*tshape))
-            ctx.set_flag(HardEvent.MTE2_V, 3 * s)
+            set_flag(HardEvent.MTE2_V, 3 * s)
 
-            ctx.wait_flag(HardEvent.V_MTE2, 3 * s + 1)
+            wait_flag(HardEvent.V_MTE2, 3 * s + 1)
             copy.copy_gm_to_ub_x(self.ub_scale[s], p.ptr_scale[p.layout_scale.offset(off.column)],
                                  columns, p.layout_scale.get_tile_layout(tshape.column))
-            ctx.set_flag(HardEvent.MTE2_V, 3 * s + 1)
+            set_flag(HardEvent.MTE2_V, 3 * s + 1)
 
-            ctx.wait_flag(HardEvent.V_MTE2, 3 * s + 2)
+            wait_flag(HardEvent.V_MTE2, 3 * s + 2)
             copy.copy_gm_to_ub_y(self.ub_per_token[s], p.ptr_per_token_scale[p.layout_per_token_scale.offset(off.row)],
                                  rows_layout, p.layout_per_token_scale.get_tile_layout(tshape.row))
-            ctx.set_flag(HardEvent.MTE2_V, 3 * s + 2)
+            set_flag(HardEvent.MTE2_V, 3 * s + 2)
 
-            ctx.wait_flag(HardEvent.MTE2_V, 3 * s)
+            wait_flag(HardEvent.MTE2_V, 3 * s)
             vector_cast(self.ub_c_fp32, self.ub_c[s], RoundMode.RINT, count, valid)
-            ctx.set_flag(HardEvent.V_MTE2, 3 * s)
+            set_flag(HardEvent.V_MTE2, 3 * s)
 
             if spec.float_scales:
                 ctx.pipe_barrier(Pipe.V)  # the row multiply reads the Cast's fp32 C
-                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 1)
+                wait_flag(HardEvent.MTE2_V, 3 * s + 1)
                 spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, self.ub_scale[s], rows)
-                ctx.set_flag(HardEvent.V_MTE2, 3 * s + 1)
-                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 2)
+                set_flag(HardEvent.V_MTE2, 3 * s + 1)
+                wait_flag(HardEvent.MTE2_V, 3 * s + 2)
                 spec.tile_broadcast_one_blk(self.ub_brcb, self.ub_per_token[s], rows)
-                ctx.set_flag(HardEvent.V_MTE2, 3 * s + 2)
+                set_flag(HardEvent.V_MTE2, 3 * s + 2)
             else:
-                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 1)
+                wait_flag(HardEvent.MTE2_V, 3 * s + 1)
                 vector_cast(self.ub_scale_fp32, self.ub_scale[s], RoundMode.NONE, tile_shape.column)
-                ctx.set_flag(HardEvent.V_MTE2, 3 * s + 1)
-                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 2)
+                set_flag(HardEvent.V_MTE2, 3 * s + 1)
+                wait_flag(HardEvent.MTE2_V, 3 * s + 2)
                 vector_cast(self.ub_per_token_fp32, self.ub_per_token[s], RoundMode.NONE, tile_shape.row, rows)
-                ctx.set_flag(HardEvent.V_MTE2, 3 * s + 2)
+                set_flag(HardEvent.V_MTE2, 3 * s + 2)
                 ctx.pipe_barrier(Pipe.V)
                 spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, self.ub_scale_fp32, rows)
                 spec.tile_broadcast_one_blk(self.ub_brcb, self.ub_per_token_fp32, rows)
@@ -322,14 +327,14 @@ class _PerTokenDequantBlock(CloseOnExit):
             spec.tile_one_blk_column_broadcast_mul(self.ub_per_token_mul, self.ub_mul, self.ub_brcb, rows)
             ctx.pipe_barrier(Pipe.V)
 
-            ctx.wait_flag(HardEvent.MTE3_V, s)
+            wait_flag(HardEvent.MTE3_V, s)
             vector_cast(self.ub_d[s], self.ub_per_token_mul, RoundMode.RINT, count, valid)
-            ctx.set_flag(HardEvent.V_MTE3, s)
+            set_flag(HardEvent.V_MTE3, s)
 
-            ctx.wait_flag(HardEvent.V_MTE3, s)
+            wait_flag(HardEvent.V_MTE3, s)
             gm_tile_d = p.ptr_d[p.layout_d.offset(*off)]
             copy.copy_ub_to_gm_d(gm_tile_d, self.ub_d[s], p.layout_d.get_tile_layout(*tshape), ub_layout)
-            ctx.set_flag(HardEvent.MTE3_V, s)
+            set_flag(HardEvent.MTE3_V, s)
             # row/col: the tile's origin in this group's D; d_offset: its element offset in the whole D buffer.
             ctx.mark("epilogue_tile", tile=loop, row=off.row, col=off.column, rows=tshape.row, cols=tshape.column,
                      d_offset=gm_tile_d.element_offset, zero=False)
