@@ -15,11 +15,12 @@ from catlass_py.layout import ColumnMajor, RowMajor, VectorLayout
 from catlass_py.layout.base import MatrixLayout, split_axis, split_sizes
 
 
-def gm_read(gm: GlobalTensor, layout, rows: int, cols: int, what: str) -> np.ndarray:
-    """Region [0:rows, 0:cols] of the GM tensor ``gm`` seen through ``layout``."""
+def gm_read(gm: GlobalTensor, layout, rows: int, cols: int, what: str, *, out: np.ndarray | None = None) -> np.ndarray:
+    """Region [0:rows, 0:cols] of the GM tensor ``gm`` seen through ``layout`` (a VectorLayout's elements into
+    ``out`` when given: a C-contiguous array of their dtype, checked after GM)."""
     try:
         if isinstance(layout, VectorLayout):
-            return layout.read(gm.view(), rows)
+            return layout.read(gm.view(), rows, out=out)
         return layout.read(gm.view(), rows, cols)
     except OutOfBoundsError as exc:
         raise OutOfBoundsError(f"{what}: GM tensor {gm.name!r}: {exc}") from None
