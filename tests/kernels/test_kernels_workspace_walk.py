@@ -39,3 +39,33 @@ def test_table_walk_matches_per_core_walk(sizes, cores):
     assert np.array_equal(d_fast.view(np.uint16), d_slow.view(np.uint16))
     assert fast.marks == slow.marks
     assert any(kind == "block" for _, kind, _ in fast.marks)
+
+
+def test_walk_table_that_raises_leaves_the_walk_to_each_core():
+    """A group walk that raises while the table is made gives no table (None, remembered for the launch), so
+    that every core walks the groups itself and raises at its own place."""
+    from catlass_py.gemm.coord import MatrixCoord
+    from catlass_py.kernel.workspace_epilogue import SliceMGroups
+    from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant import build_kernel
+
+    class _Ctx:
+        block_num = 3
+
+        def __init__(self):
+            self.memo = {}
+
+        def launch_memo(self):
+            return self.memo
+
+    class _Raising(SliceMGroups):
+        def groups(self, ctx, params):
+            yield from ()
+            raise RuntimeError("bad group list")
+
+    kernel = build_kernel()
+    ctx, params = _Ctx(), object()
+    kernel_copy = type(kernel).__new__(type(kernel))
+    kernel_copy.__dict__.update(kernel.__dict__)
+    kernel_copy.group_walk = _Raising()
+    assert kernel_copy._walk_table(ctx, params, MatrixCoord(128, 256)) is None
+    assert kernel_copy._walk_table(ctx, params, MatrixCoord(128, 256)) is None  # remembered, not made again
