@@ -335,18 +335,22 @@ def _bounds_message(layout, top: int, have: int, verb: str) -> str:
             f"(needs at least {top + 1})")
 
 
+_CHECKED: set = set()  # local_check_once: the geometries proved, for every core and launch
+
+
 def local_check_once(t: LocalTensor, layout, rows: int, cols: int, what: str, *, write: bool = False) -> None:
-    """:func:`local_check`, proved once per (buffer slot, layout value, region) on a core: later calls with the
-    same geometry skip it (it depends on nothing else)."""
-    cache = _cache_of(t)
-    if cache is None or not isinstance(layout, MatrixLayout):
+    """:func:`local_check`, proved once per (view length, element type, layout value, region): later calls with
+    the same geometry skip it (it depends on nothing else: not on the buffer, the core or the offset of the
+    view, which only name it in the error)."""
+    if t.arena.ctx is None or not isinstance(layout, MatrixLayout):
         local_check(t, layout, rows, cols, what, write=write)
         return
-    key = ("checked", t.arena.id, t.byte_offset, t.count, t.dtype.name, layout.__class__, layout._geom, layout.rows,
-           layout.cols, rows, cols)
-    if key not in cache:
+    key = (t.count, t.dtype.name, layout.__class__, layout._geom, layout.rows, layout.cols, rows, cols)
+    if key not in _CHECKED:
         local_check(t, layout, rows, cols, what, write=write)  # raises; nothing is recorded then
-        cache[key] = True
+        if len(_CHECKED) >= _TILE_CACHE_LIMIT:
+            _CHECKED.clear()
+        _CHECKED.add(key)
 
 
 def gm_check(gm: GlobalTensor, layout, rows: int, cols, what: str, *, write: bool = False) -> None:
