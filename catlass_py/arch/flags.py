@@ -161,7 +161,9 @@ class FlagBoard:
         q.append(sources)
 
     def _join(self, group, participants, targets, core, flag_id, seq) -> list[CoreId]:
-        queues = self._pending.setdefault((group, flag_id), {p: deque() for p in participants})
+        queues = self._pending.get((group, flag_id))
+        if queues is None:  # (made once per group and flag: not on every set)
+            queues = self._pending[(group, flag_id)] = {p: deque() for p in participants}
         mine = queues[core]
         if len(mine) >= self.limit:
             raise FlagOverflowError(
@@ -169,9 +171,11 @@ class FlagBoard:
                 f"at most {self.limit} sets may be pending"
             )
         mine.append(seq)
-        if not all(queues[p] for p in participants):
-            return []
-        sources = tuple(queues[p].popleft() for p in participants)
+        pending = [queues[p] for p in participants]
+        for q in pending:
+            if not q:
+                return []
+        sources = tuple([q.popleft() for q in pending])
         for t in targets:
             self._push(t, flag_id, sources, core)
         return list(targets)

@@ -162,7 +162,7 @@ class GlobalTensor:
     @property
     def size(self) -> int:
         """Elements from this pointer to the end of the buffer."""
-        return (self.buffer.nbytes - self.byte_offset) * 8 // self.dtype.bits
+        return (self.buffer._nbytes - self.byte_offset) * 8 // self.dtype.bits
 
     @property
     def element_offset(self) -> int:
@@ -170,12 +170,13 @@ class GlobalTensor:
         return self.byte_offset * 8 // self.dtype.bits
 
     def __getitem__(self, offset: int) -> "GlobalTensor":
-        offset = int(offset)
+        if offset.__class__ is not int:
+            offset = int(offset)
         bits = offset * self.dtype.bits
         if bits % 8:
             raise AlignmentError(f"GM tensor {self.name!r}: offset {offset} splits a byte of 4-bit {self.dtype}")
         byte_offset = self.byte_offset + bits // 8
-        if byte_offset < 0 or byte_offset > self.buffer.nbytes:
+        if byte_offset < 0 or byte_offset > self.buffer._nbytes:
             raise OutOfBoundsError(
                 f"GM tensor {self.name!r}: offset {offset} moves the pointer to byte {byte_offset}, outside "
                 f"[0, {self.buffer.nbytes}]"

@@ -54,6 +54,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Iterator
 
+import numpy as np
+
 from catlass_py.arch.cross_core_sync import (
     CrossCoreFlagWithReverse,
     cross_core_set_flag_with_reverse,
@@ -64,6 +66,7 @@ from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
 from catlass_py.gemm.block.capabilities import PLAIN_CALL, BlockMmadRequirement
+from catlass_py.gemm.block.swizzle import GemmIdentityBlockSwizzle
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
 from catlass_py.integers import is_int
 from catlass_py.kernel.gemm_kernel import GemmKernel, block_count, offset_a, offset_b, offset_c, operand_layouts
@@ -74,6 +77,7 @@ from catlass_py.numerics import dtypes as dt
 USER_FLAG_IDS = 8  # FFTS_MAX_FLAG + 1: ids 8..10 are CATLASS's reserved barrier flags
 FLAG_AIC_FINISH_STORE = 0  # the full-size workspace's flag and reverse flag
 RV_FLAG_AIC_FINISH_STORE = 1
+_MISSING = object()
 
 # -- how the problem splits into groups ---------------------------------------------------------------
 
@@ -362,9 +366,17 @@ class WorkspaceEpilogueKernel(GemmKernel):
     def blocks(self, ctx, params, core_idx: int, start_group=None) -> Iterator[tuple]:
         """The blocks core ``core_idx`` takes, group by group (the groups' blocks dealt round robin over the
         cores): ``(group, marker data, block coord, actual block shape)``. ``start_group(group)`` runs when a
-        group starts (after its group-list read)."""
+        group starts (after its group-list read); from the launch's walk table (nobody observes instructions),
+        only for the groups the core has blocks in."""
         l1 = self.block_mmad.l1_tile_shape
         l1_mn = MatrixCoord(l1.m, l1.n)
+        # (an immutable scheduler: its update() returns a fresh value, so one per group serves every core)
+        if self.group_walk.grouped and not ctx.bus.instructions and isinstance(self.block_scheduler,
+                                                                             GemmIdentityBlockSwizzle):
+            table = self._walk_table(ctx, params, l1_mn)
+            if table is not None:
+                yield from self._table_blocks(table, core_idx, ctx.block_num, start_group)
+                return
         deal = RoundRobinGroups(core_idx, ctx.block_num)
         for group in self.group_walk.groups(ctx, params):
             if start_group is not None:
@@ -374,6 +386,59 @@ class WorkspaceEpilogueKernel(GemmKernel):
                 bc = scheduler.get_block_coord(loop)
                 mark = {"group": group.index, "loop": loop} if self.group_walk.grouped else {"loop": loop}
                 yield group, mark, bc, scheduler.get_actual_block_shape(bc)
+
+    def _walk_table(self, ctx, params, l1_mn) -> tuple | None:
+        """The walk every core of the launch makes alike, made once by the first core that starts (when nobody
+        observes instructions, the group-list reads publish nothing, so one core's reads stand for all): ``(groups,
+        schedulers, block counts, first core of each group, shared block memo)``, or None when making it raised
+        (each core then walks the groups itself and raises where it would have). Every group's epilogue Params
+        are made with it (into the memo :meth:`aiv` shares them through), so that a vector core can skip the
+        groups it has no block in: what it would do for them (make the Params, ``update_params``) can neither
+        raise nor be seen."""
+        memo = params_memo(ctx, "block walk", params)
+        key = (ctx.block_num, l1_mn)
+        table = memo.get(key, _MISSING)
+        if table is _MISSING:
+            try:
+                groups = list(self.group_walk.groups(ctx, params))
+                made = params_memo(ctx, "epilogue params", params)  # what aiv's start_group makes, for every group
+                for group in groups:
+                    hit = made.get(id(group))
+                    if hit is None or hit[0] is not group:
+                        made[id(group)] = (group, self.epilogue_params(params, group))
+                schedulers = [self.block_scheduler.update(group.shape, l1_mn) for group in groups]
+                loops = [scheduler.get_core_loops() for scheduler in schedulers]
+                num, start, starts = ctx.block_num, 0, []
+                for n in loops:  # RoundRobinGroups' startCoreIdx before each group
+                    starts.append(start)
+                    start = (start + n) % num
+                table = (groups, schedulers, np.array(loops, np.int64), np.array(starts, np.int64), {})
+            except Exception:  # noqa: BLE001 - the per-core walk raises it again, at its own place
+                table = None
+            memo[key] = table
+        return table
+
+    @staticmethod
+    def _table_blocks(table, core_idx: int, core_num: int, start_group) -> Iterator[tuple]:
+        """:meth:`blocks` from the launch's walk table: this core's blocks of each group are
+        ``range(first, loops, core_num)`` with ``first = (core_idx - group's first core) mod core_num``
+        (RoundRobinGroups), found for all groups at once; ``start_group`` runs for the groups the core has blocks
+        in (see :meth:`_walk_table`)."""
+        groups, schedulers, loops, starts, shared = table
+        first = (core_idx - starts) % core_num
+        firsts, counts = first.tolist(), loops.tolist()
+        for g in np.flatnonzero(first < loops).tolist():
+            group = groups[g]
+            if start_group is not None:
+                start_group(group)
+            scheduler = schedulers[g]
+            for loop in range(firsts[g], counts[g], core_num):
+                mark = {"group": group.index, "loop": loop}
+                hit = shared.get((g, loop))
+                if hit is None:  # the AIC and both AIVs of a core take the same block
+                    bc = scheduler.get_block_coord(loop)
+                    hit = shared[(g, loop)] = (bc, scheduler.get_actual_block_shape(bc))
+                yield group, mark, hit[0], hit[1]
 
     def aic(self, ctx, params) -> None:
         """The cube-core program (``operator()<AIC>``)."""

@@ -15,11 +15,12 @@ from catlass_py.layout import ColumnMajor, RowMajor, VectorLayout
 from catlass_py.layout.base import MatrixLayout, split_axis, split_sizes
 
 
-def gm_read(gm: GlobalTensor, layout, rows: int, cols: int, what: str) -> np.ndarray:
-    """Region [0:rows, 0:cols] of the GM tensor ``gm`` seen through ``layout``."""
+def gm_read(gm: GlobalTensor, layout, rows: int, cols: int, what: str, *, out: np.ndarray | None = None) -> np.ndarray:
+    """Region [0:rows, 0:cols] of the GM tensor ``gm`` seen through ``layout`` (a VectorLayout's elements into
+    ``out`` when given: a C-contiguous array of their dtype, checked after GM)."""
     try:
         if isinstance(layout, VectorLayout):
-            return layout.read(gm.view(), rows)
+            return layout.read(gm.view(), rows, out=out)
         return layout.read(gm.view(), rows, cols)
     except OutOfBoundsError as exc:
         raise OutOfBoundsError(f"{what}: GM tensor {gm.name!r}: {exc}") from None
@@ -334,18 +335,22 @@ def _bounds_message(layout, top: int, have: int, verb: str) -> str:
             f"(needs at least {top + 1})")
 
 
+_CHECKED: set = set()  # local_check_once: the geometries proved, for every core and launch
+
+
 def local_check_once(t: LocalTensor, layout, rows: int, cols: int, what: str, *, write: bool = False) -> None:
-    """:func:`local_check`, proved once per (buffer slot, layout value, region) on a core: later calls with the
-    same geometry skip it (it depends on nothing else)."""
-    cache = _cache_of(t)
-    if cache is None or not isinstance(layout, MatrixLayout):
+    """:func:`local_check`, proved once per (view length, element type, layout value, region): later calls with
+    the same geometry skip it (it depends on nothing else: not on the buffer, the core or the offset of the
+    view, which only name it in the error)."""
+    if t.arena.ctx is None or not isinstance(layout, MatrixLayout):
         local_check(t, layout, rows, cols, what, write=write)
         return
-    key = ("checked", t.arena.id, t.byte_offset, t.count, t.dtype.name, layout.__class__, layout._geom, layout.rows,
-           layout.cols, rows, cols)
-    if key not in cache:
+    key = (t.count, t.dtype.name, layout.__class__, layout._geom, layout.rows, layout.cols, rows, cols)
+    if key not in _CHECKED:
         local_check(t, layout, rows, cols, what, write=write)  # raises; nothing is recorded then
-        cache[key] = True
+        if len(_CHECKED) >= _TILE_CACHE_LIMIT:
+            _CHECKED.clear()
+        _CHECKED.add(key)
 
 
 def gm_check(gm: GlobalTensor, layout, rows: int, cols, what: str, *, write: bool = False) -> None:

@@ -43,7 +43,7 @@ def _check_ub_pitch(op: str, layout, gm_type: GemmType) -> None:
 def _check_dtypes(op: str, gm_type: GemmType, gm: GlobalTensor, ub: LocalTensor, direction: str) -> None:
     # Like the cube's copies: a copy moves elements of its GemmType's element and never converts them.
     element = gm_type.element
-    if gm.dtype != element or ub.dtype != element:
+    if (gm.dtype is not element and gm.dtype != element) or (ub.dtype is not element and ub.dtype != element):
         src, dst = (f"GM {gm.dtype}", f"UB {ub.dtype}") if direction == "in" else (f"UB {ub.dtype}", f"GM {gm.dtype}")
         raise ConfigError(f"{op}: assembled for {element} elements, called with {src} -> {dst} (a copy moves "
                           f"elements and never converts them; cast first)")
@@ -70,8 +70,11 @@ class CopyGm2Ub:
         if isinstance(layout_src, VectorLayout):
             n = layout_src.shape[0]
             if compute:
-                data = gm_read(src, layout_src, n, None, "CopyGm2Ub") if n else src.view(0)
-                dst.view(n)[:] = data
+                if n and n <= dst.count and not dst.dtype.packed:  # gathered straight into UB (GM checked first)
+                    gm_read(src, layout_src, n, None, "CopyGm2Ub", out=dst.view(n))
+                else:
+                    data = gm_read(src, layout_src, n, None, "CopyGm2Ub") if n else src.view(0)
+                    dst.view(n)[:] = data
             else:  # timing-only: the same checks, no bytes
                 gm_check(src, layout_src, n, None, "CopyGm2Ub")
                 dst.check(n)

@@ -89,16 +89,21 @@ def vector_cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count
             x = x[:valid]
         if _plain_conversion(x.dtype, dst.dtype, round_mode):
             d = dst.view(count)[:x.size]
-            with np.errstate(over="ignore", invalid="ignore"):  # what rounding.cast does around astype
-                np.copyto(d, x, casting="unsafe")  # the same conversion, without the intermediate array
+            if x.dtype.kind in "iu":  # from an integer: no float exception to silence
+                np.copyto(d, x, casting="unsafe")
+            else:
+                with np.errstate(over="ignore", invalid="ignore"):  # what rounding.cast does around astype
+                    np.copyto(d, x, casting="unsafe")  # the same conversion, without the intermediate array
         else:
             y = _cast(x, dst.dtype, round_mode)
             dst.view(count)[:x.size] = y
     else:  # timing-only: the same checks (the conversion's too, on no elements), no bytes
         _checks((src, count), (dst, count))
         _cast(np.empty(0, src.dtype.numpy), dst.dtype, round_mode)
-    _emit(dst, "Cast", count, ((src, count),), ((dst, count),), src=src.dtype.name, dst=dst.dtype.name,
-          mode=round_mode.name)
+    ctx = dst.arena.ctx
+    if ctx is not None and ctx.bus.instructions:  # (the event's fields are made only for an observer)
+        _emit(dst, "Cast", count, ((src, count),), ((dst, count),), src=src.dtype.name, dst=dst.dtype.name,
+              mode=round_mode.name)
 
 
 def duplicate(dst: LocalTensor, value, count: int) -> None:

@@ -33,6 +33,7 @@ from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.lifetime import CloseOnExit
 from catlass_py.numerics import dtypes as dt
 from catlass_py.numerics.rounding import RoundMode
+from catlass_py.epilogue.tile_swizzle import EpilogueHorizontalTileSwizzle, EpilogueIdentityTileSwizzle
 from catlass_py.tile.tile_copy import EpilogueTileCopy
 from catlass_py.tile.vector import (
     BYTE_PER_BLK,
@@ -56,6 +57,8 @@ class PerTokenDequantParams:
     layout_per_token_scale: Any = None
     ptr_d: GlobalTensor | None = None
     layout_d: Any = None
+
+_PURE_SWIZZLES = (EpilogueIdentityTileSwizzle, EpilogueHorizontalTileSwizzle)
 
 
 class BlockEpiloguePerTokenDequant:
@@ -113,6 +116,29 @@ class BlockEpiloguePerTokenDequant:
         self.tile_copy = tile_copy
         self.epilogue_tile_swizzle = epilogue_tile_swizzle
         self.ub_plan = self._plan_ub(what)
+        self._tiles: dict = {}  # actual block (m, n) -> its tiles (tile_plan)
+
+    def tile_plan(self, actual_mn) -> list:
+        """The tiles of an actual ``(m, n)`` block in swizzle order: ``(tile coord, actual tile shape, tile origin
+        in the block, UB layout of the tile, VectorLayout of its columns, VectorLayout of its rows)``, made once
+        per block shape when the swizzle is one of CATLASS's two (pure functions of the shapes)."""
+        key = (actual_mn[0], actual_mn[1])
+        hit = self._tiles.get(key)
+        if hit is not None:
+            return hit
+        tile_shape = MatrixCoord(*self.tile_shape)
+        swizzle = self.epilogue_tile_swizzle(MatrixCoord(*key), tile_shape)
+        plan = []
+        for loop in range(swizzle.get_loops()):
+            tc = swizzle.get_tile_coord(loop)
+            tshape = swizzle.get_actual_tile_shape(tc)
+            plan.append((tc, tshape, tc * tile_shape, RowMajor(tshape.row, tshape.column, tile_shape.column),
+                         VectorLayout(tshape.column), VectorLayout(tshape.row)))
+        if self.epilogue_tile_swizzle in _PURE_SWIZZLES and all(v.__class__ is int for v in key):
+            if len(self._tiles) >= 1024:
+                self._tiles.clear()
+            self._tiles[key] = plan
+        return plan
 
     @property
     def ub_stages(self) -> int:
@@ -218,8 +244,8 @@ class _PerTokenDequantBlock(CloseOnExit):
         tile_shape = MatrixCoord(*spec.tile_shape)
         block_shape, block_coord, actual = GemmCoord(*block_shape), GemmCoord(*block_coord), GemmCoord(*actual_block_shape)
         block_offset = block_coord.mn * block_shape.mn
-        swizzle = spec.epilogue_tile_swizzle(actual.mn, tile_shape)
-        loops = swizzle.get_loops()
+        tiles = spec.tile_plan(actual.mn)
+        loops = len(tiles)
         sub, nsub = ctx.sub_block_idx, ctx.sub_block_num
         copy = spec.tile_copy
         count = spec.tile_shape.count
@@ -228,9 +254,8 @@ class _PerTokenDequantBlock(CloseOnExit):
 
         if actual.k == 0:  # nothing multiplied: D is zero
             for loop in range(sub, loops, nsub):
-                tc = swizzle.get_tile_coord(loop)
-                tshape = swizzle.get_actual_tile_shape(tc)
-                off = block_offset + tc * tile_shape
+                tshape, in_block = tiles[loop][1:3]
+                off = block_offset + in_block
                 s = self.ub_list_id
                 ctx.wait_flag(HardEvent.MTE3_V, s)
                 duplicate(self.ub_d[s], 0, count)
@@ -246,54 +271,56 @@ class _PerTokenDequantBlock(CloseOnExit):
             return
         if callback is not None:
             callback()
+        # The flag ops below use event ids 3s .. 3s+2 and s of a UB stage s (valid ids: the assembly checked
+        # 3 * UB_STAGES against the hardware's count), so when nobody observes sync events the core's quick ops
+        # do exactly what set_flag / wait_flag do.
+        quick = ctx.unobserved_flag_ops() if loops > sub else None
+        set_flag, wait_flag = quick if quick is not None else (ctx.set_flag, ctx.wait_flag)
 
         for loop in range(sub, loops, nsub):
-            tc = swizzle.get_tile_coord(loop)
-            tshape = swizzle.get_actual_tile_shape(tc)
-            in_block = tc * tile_shape
+            _, tshape, in_block, ub_layout, columns, rows_layout = tiles[loop]
             off = block_offset + in_block
             s = self.ub_list_id
-            ub_layout = RowMajor(tshape.row, tshape.column, tile_shape.column)
             # rows past the actual tile are never stored: when nobody checks instructions (no observer of them,
             # or only observers that time them), the vector ops compute the actual rows only (same checks and
             # events; the stale rows are left as they are)
             rows = None if ctx.bus.instructions and not ctx.bus.templates else tshape.row
             valid = None if rows is None else rows * tile_shape.column
 
-            ctx.wait_flag(HardEvent.V_MTE2, 3 * s)
+            wait_flag(HardEvent.V_MTE2, 3 * s)
             copy.copy_gm_to_ub_c(self.ub_c[s], gm_block_c[layout_block_c.offset(*in_block)], ub_layout,
                                  layout_block_c.get_tile_layout(*tshape))
-            ctx.set_flag(HardEvent.MTE2_V, 3 * s)
+            set_flag(HardEvent.MTE2_V, 3 * s)
 
-            ctx.wait_flag(HardEvent.V_MTE2, 3 * s + 1)
+            wait_flag(HardEvent.V_MTE2, 3 * s + 1)
             copy.copy_gm_to_ub_x(self.ub_scale[s], p.ptr_scale[p.layout_scale.offset(off.column)],
-                                 VectorLayout(tshape.column), p.layout_scale.get_tile_layout(tshape.column))
-            ctx.set_flag(HardEvent.MTE2_V, 3 * s + 1)
+                                 columns, p.layout_scale.get_tile_layout(tshape.column))
+            set_flag(HardEvent.MTE2_V, 3 * s + 1)
 
-            ctx.wait_flag(HardEvent.V_MTE2, 3 * s + 2)
+            wait_flag(HardEvent.V_MTE2, 3 * s + 2)
             copy.copy_gm_to_ub_y(self.ub_per_token[s], p.ptr_per_token_scale[p.layout_per_token_scale.offset(off.row)],
-                                 VectorLayout(tshape.row), p.layout_per_token_scale.get_tile_layout(tshape.row))
-            ctx.set_flag(HardEvent.MTE2_V, 3 * s + 2)
+                                 rows_layout, p.layout_per_token_scale.get_tile_layout(tshape.row))
+            set_flag(HardEvent.MTE2_V, 3 * s + 2)
 
-            ctx.wait_flag(HardEvent.MTE2_V, 3 * s)
+            wait_flag(HardEvent.MTE2_V, 3 * s)
             vector_cast(self.ub_c_fp32, self.ub_c[s], RoundMode.RINT, count, valid)
-            ctx.set_flag(HardEvent.V_MTE2, 3 * s)
+            set_flag(HardEvent.V_MTE2, 3 * s)
 
             if spec.float_scales:
                 ctx.pipe_barrier(Pipe.V)  # the row multiply reads the Cast's fp32 C
-                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 1)
+                wait_flag(HardEvent.MTE2_V, 3 * s + 1)
                 spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, self.ub_scale[s], rows)
-                ctx.set_flag(HardEvent.V_MTE2, 3 * s + 1)
-                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 2)
+                set_flag(HardEvent.V_MTE2, 3 * s + 1)
+                wait_flag(HardEvent.MTE2_V, 3 * s + 2)
                 spec.tile_broadcast_one_blk(self.ub_brcb, self.ub_per_token[s], rows)
-                ctx.set_flag(HardEvent.V_MTE2, 3 * s + 2)
+                set_flag(HardEvent.V_MTE2, 3 * s + 2)
             else:
-                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 1)
+                wait_flag(HardEvent.MTE2_V, 3 * s + 1)
                 vector_cast(self.ub_scale_fp32, self.ub_scale[s], RoundMode.NONE, tile_shape.column)
-                ctx.set_flag(HardEvent.V_MTE2, 3 * s + 1)
-                ctx.wait_flag(HardEvent.MTE2_V, 3 * s + 2)
+                set_flag(HardEvent.V_MTE2, 3 * s + 1)
+                wait_flag(HardEvent.MTE2_V, 3 * s + 2)
                 vector_cast(self.ub_per_token_fp32, self.ub_per_token[s], RoundMode.NONE, tile_shape.row, rows)
-                ctx.set_flag(HardEvent.V_MTE2, 3 * s + 2)
+                set_flag(HardEvent.V_MTE2, 3 * s + 2)
                 ctx.pipe_barrier(Pipe.V)
                 spec.tile_row_broadcast_mul(self.ub_mul, self.ub_c_fp32, self.ub_scale_fp32, rows)
                 spec.tile_broadcast_one_blk(self.ub_brcb, self.ub_per_token_fp32, rows)
@@ -301,14 +328,14 @@ class _PerTokenDequantBlock(CloseOnExit):
             spec.tile_one_blk_column_broadcast_mul(self.ub_per_token_mul, self.ub_mul, self.ub_brcb, rows)
             ctx.pipe_barrier(Pipe.V)
 
-            ctx.wait_flag(HardEvent.MTE3_V, s)
+            wait_flag(HardEvent.MTE3_V, s)
             vector_cast(self.ub_d[s], self.ub_per_token_mul, RoundMode.RINT, count, valid)
-            ctx.set_flag(HardEvent.V_MTE3, s)
+            set_flag(HardEvent.V_MTE3, s)
 
-            ctx.wait_flag(HardEvent.V_MTE3, s)
+            wait_flag(HardEvent.V_MTE3, s)
             gm_tile_d = p.ptr_d[p.layout_d.offset(*off)]
             copy.copy_ub_to_gm_d(gm_tile_d, self.ub_d[s], p.layout_d.get_tile_layout(*tshape), ub_layout)
-            ctx.set_flag(HardEvent.MTE3_V, s)
+            set_flag(HardEvent.MTE3_V, s)
             # row/col: the tile's origin in this group's D; d_offset: its element offset in the whole D buffer.
             ctx.mark("epilogue_tile", tile=loop, row=off.row, col=off.column, rows=tshape.row, cols=tshape.column,
                      d_offset=gm_tile_d.element_offset, zero=False)
