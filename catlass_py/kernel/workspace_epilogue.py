@@ -61,6 +61,7 @@ from catlass_py.arch.cross_core_sync import (
     cross_core_set_flag_with_reverse,
     cross_core_wait_flag_with_reverse,
 )
+from catlass_py.arch.events import ObserverBus
 from catlass_py.arch.flags import CrossCoreFlag
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
@@ -119,6 +120,24 @@ class GroupWalk:
 
     def shapes(self, problem_shape, group_list) -> list[GemmCoord]:  # pragma: no cover
         raise NotImplementedError
+
+    def read(self, ctx, params, g: int) -> None:
+        """Group ``g``'s read of the group list on ``ctx`` (what :meth:`groups` does first for each group), for a
+        core that takes its blocks from the launch's walk table."""
+        get_value(ctx, params.ptr_group_list, g)
+
+
+class _QuietCore:
+    """A core as :meth:`GroupWalk.groups` uses it, whose group-list reads publish nothing: the view the launch's
+    walk table is made through (each core publishes its own reads, see ``blocks``)."""
+
+    bus = ObserverBus(())
+
+    def __init__(self, ctx):
+        self._ctx = ctx
+
+    def launch_memo(self) -> dict:
+        return self._ctx.launch_memo()
 
 
 class SliceMGroups(GroupWalk):
@@ -367,15 +386,19 @@ class WorkspaceEpilogueKernel(GemmKernel):
         """The blocks core ``core_idx`` takes, group by group (the groups' blocks dealt round robin over the
         cores): ``(group, marker data, block coord, actual block shape)``. ``start_group(group)`` runs when a
         group starts (after its group-list read); from the launch's walk table (nobody observes instructions),
-        only for the groups the core has blocks in."""
+        only for the groups the core has blocks in. A core that takes its blocks from the table still makes every
+        group-list read in its place when observers time them (``ObserverBus.templates``); the table is used only
+        when nobody else observes instructions."""
         l1 = self.block_mmad.l1_tile_shape
         l1_mn = MatrixCoord(l1.m, l1.n)
         # (an immutable scheduler: its update() returns a fresh value, so one per group serves every core)
-        if self.group_walk.grouped and not ctx.bus.instructions and isinstance(self.block_scheduler,
-                                                                             GemmIdentityBlockSwizzle):
+        bus = ctx.bus
+        if self.group_walk.grouped and (not bus.instructions or bus.templates) and isinstance(
+                self.block_scheduler, GemmIdentityBlockSwizzle):
             table = self._walk_table(ctx, params, l1_mn)
             if table is not None:
-                yield from self._table_blocks(table, core_idx, ctx.block_num, start_group)
+                read = partial(self.group_walk.read, ctx, params) if bus.instructions else None
+                yield from self._table_blocks(table, core_idx, ctx.block_num, start_group, read)
                 return
         deal = RoundRobinGroups(core_idx, ctx.block_num)
         for group in self.group_walk.groups(ctx, params):
@@ -400,7 +423,7 @@ class WorkspaceEpilogueKernel(GemmKernel):
         table = memo.get(key, _MISSING)
         if table is _MISSING:
             try:
-                groups = list(self.group_walk.groups(ctx, params))
+                groups = list(self.group_walk.groups(_QuietCore(ctx), params))
                 made = params_memo(ctx, "epilogue params", params)  # what aiv's start_group makes, for every group
                 for group in groups:
                     hit = made.get(id(group))
@@ -419,15 +442,22 @@ class WorkspaceEpilogueKernel(GemmKernel):
         return table
 
     @staticmethod
-    def _table_blocks(table, core_idx: int, core_num: int, start_group) -> Iterator[tuple]:
+    def _table_blocks(table, core_idx: int, core_num: int, start_group, read=None) -> Iterator[tuple]:
         """:meth:`blocks` from the launch's walk table: this core's blocks of each group are
         ``range(first, loops, core_num)`` with ``first = (core_idx - group's first core) mod core_num``
         (RoundRobinGroups), found for all groups at once; ``start_group`` runs for the groups the core has blocks
-        in (see :meth:`_walk_table`)."""
+        in (see :meth:`_walk_table`). ``read(g)``: group g's group-list read, made for every group in the order
+        and place of the per-core walk (before the group's blocks; the last groups' after the core's last
+        block)."""
         groups, schedulers, loops, starts, shared = table
         first = (core_idx - starts) % core_num
         firsts, counts = first.tolist(), loops.tolist()
+        done = 0  # the groups whose read was made
         for g in np.flatnonzero(first < loops).tolist():
+            if read is not None:
+                for r in range(done, g + 1):
+                    read(r)
+                done = g + 1
             group = groups[g]
             if start_group is not None:
                 start_group(group)
@@ -439,6 +469,9 @@ class WorkspaceEpilogueKernel(GemmKernel):
                     bc = scheduler.get_block_coord(loop)
                     hit = shared[(g, loop)] = (bc, scheduler.get_actual_block_shape(bc))
                 yield group, mark, hit[0], hit[1]
+        if read is not None:
+            for r in range(done, len(groups)):
+                read(r)
 
     def aic(self, ctx, params) -> None:
         """The cube-core program (``operator()<AIC>``)."""
