@@ -326,9 +326,9 @@ class CostModel(PipeOrder):
     def template_end(self, core: CoreId, key) -> bool:
         """Keep the records queued for ``core`` since :meth:`template_begin` as the template ``key``: possible when
         they are instructions timed on arrival (``_INSTR``, writing no GM), flags, one-pipe barriers and unit-flag
-        instructions (``_EVENT``: the pipe model times their event when the launch ends, and a repeat queues the
-        same event again, which only the trace, not kept by a model that takes templates, would tell apart), whose
-        numbers depend on nothing but the flag sequence numbers."""
+        instructions that touch no GM (``_EVENT``: the pipe model times their event when the launch ends, and a
+        repeat queues the same event again, which only the trace, not kept by a model that takes templates, would
+        tell apart), whose numbers depend on nothing but the flag sequence numbers."""
         start, macs, gm_read = self._captures.pop(id(core))
         records = self._queue(core)[start:]
         slots = []
@@ -336,7 +336,8 @@ class CostModel(PipeOrder):
         for j in range(0, len(records), 5):
             code = records[j]
             if code == _EVENT:
-                if side[records[j + 4]].__class__ is not InstructionEvent:
+                e = side[records[j + 4]]
+                if e.__class__ is not InstructionEvent or e.gm_reads or e.gm_writes:
                     return False
             elif records[j + 4] != -1 or code == _READ:
                 return False
