@@ -286,11 +286,14 @@ class ObserverBus:
     list, :func:`~catlass_py.kernel.grouped.get_value`) may then publish its events once between
     :meth:`capture_begin` and :meth:`capture_end` and, at each repeat, call :meth:`replay` with the repeat's flag
     sequence numbers (every ``SetFlag``'s own, every ``WaitFlag``'s source, in program order) instead of building
-    the events again.
+    the events again. ``local_accesses`` is False when nobody needs the on-chip accesses of instructions without a
+    unit flag (no observer of instructions, or only ones that time them: the pipe model reads on-chip accesses
+    only to order unit-flag Mmads and Fixpipes), so that publishers may leave ``local_reads``/``local_writes``
+    empty on those.
     """
 
     __slots__ = ("_observers", "active", "instructions", "sync", "cross_core", "markers", "cores", "templates",
-                 "_takers", "_seq")
+                 "local_accesses", "_takers", "_seq")
 
     def __init__(self, observers: Iterable[Observer] = ()):
         self._observers = tuple(observers)
@@ -308,6 +311,7 @@ class ObserverBus:
                   if (kinds := getattr(obs, "interests", None)) is None or INSTRUCTION in kinds or SYNC in kinds]
         self.templates = bool(takers) and all(getattr(obs, "accepts_templates", False) for obs in takers)
         self._takers = tuple(takers) if self.templates else ()
+        self.local_accesses = self.instructions and not self.templates
         self._seq = 0
 
     @property

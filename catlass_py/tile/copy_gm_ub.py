@@ -91,11 +91,12 @@ class CopyGm2Ub:
                     local_check(dst, layout_dst, rows, cols, "CopyGm2Ub", write=True)
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
+            local = ctx.bus.local_accesses
             if isinstance(layout_src, VectorLayout):
-                ub = (span_access(dst, cols),) if cols else ()
+                ub = (span_access(dst, cols),) if cols and local else ()
                 gm = gm_region_access(src, layout_src, cols)
             else:
-                ub = region_access(dst, layout_dst, rows, cols)
+                ub = region_access(dst, layout_dst, rows, cols) if local else ()
                 gm = gm_region_access(src, layout_src, rows, cols)
             ctx.emit(Pipe.MTE2, "CopyGm2Ub", nbytes=self.gm_type.element.nbytes(rows * cols),
                      gm_reads=gm, local_writes=ub, info={"rows": rows, "cols": cols})
@@ -135,11 +136,12 @@ class CopyUb2Gm:
                     gm_check(dst, layout_dst, rows, cols, "CopyUb2Gm", write=True)
         ctx = src.ctx
         if ctx is not None and ctx.bus.instructions:
+            local = ctx.bus.local_accesses
             if isinstance(layout_dst, VectorLayout):
-                ub = (span_access(src, cols),) if cols else ()
+                ub = (span_access(src, cols),) if cols and local else ()
                 gm = gm_region_access(dst, layout_dst, cols)
             else:
-                ub = region_access(src, layout_src, rows, cols)
+                ub = region_access(src, layout_src, rows, cols) if local else ()
                 gm = gm_region_access(dst, layout_dst, rows, cols)
             ctx.emit(Pipe.MTE3, "CopyUb2Gm", nbytes=self.gm_type.element.nbytes(rows * cols),
                      gm_writes=gm, local_reads=ub, info={"rows": rows, "cols": cols})

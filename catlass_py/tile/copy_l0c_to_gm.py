@@ -97,9 +97,11 @@ class CopyL0CToGm:
             gm_check(dst, layout_dst, m, n, "CopyL0CToGm", write=True)
         ctx = src.ctx
         if ctx is not None and ctx.bus.instructions:
-            reads = region_access(src, layout_src, m, n)
-            if self.quant_mode in VECTOR_MODES:
-                reads += (span_access(scale, n),)
+            reads = ()
+            if unit_flag or ctx.bus.local_accesses:  # the pipe model orders a unit-flag Fixpipe by its L0C reads
+                reads = region_access(src, layout_src, m, n)
+                if self.quant_mode in VECTOR_MODES:
+                    reads += (span_access(scale, n),)
             ctx.emit(Pipe.FIX, "Fixpipe", nbytes=self.gm_type.element.nbytes(m * n),
                      gm_writes=gm_region_access(dst, layout_dst, m, n), local_reads=reads, unit_flag=unit_flag,
                      info={"m": m, "n": n, "quant": self.quant_mode.value, "relu": self.relu})

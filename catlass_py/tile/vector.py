@@ -32,12 +32,15 @@ BYTE_PER_BLK = 32
 
 def _emit(t: LocalTensor, op: str, elements: int, reads=(), writes=(), **info) -> None:
     """One PIPE_V instruction event: ``reads`` / ``writes`` are ``(tensor, elements)`` pairs of UB views,
-    turned into access records only when someone observes instructions."""
+    turned into access records only when someone needs them (``ObserverBus.local_accesses``)."""
     ctx = t.ctx
     if ctx is not None and ctx.bus.instructions:
-        ctx.emit(Pipe.V, op, flops=elements, nbytes=t.dtype.nbytes(elements), info=info or None,
-                 local_reads=tuple(span_access(r, n) for r, n in reads),
-                 local_writes=tuple(span_access(w, n) for w, n in writes))
+        if ctx.bus.local_accesses:
+            ctx.emit(Pipe.V, op, flops=elements, nbytes=t.dtype.nbytes(elements), info=info or None,
+                     local_reads=tuple(span_access(r, n) for r, n in reads),
+                     local_writes=tuple(span_access(w, n) for w, n in writes))
+        else:
+            ctx.emit(Pipe.V, op, flops=elements, nbytes=t.dtype.nbytes(elements), info=info or None)
 
 
 def _checks(*operands) -> None:
