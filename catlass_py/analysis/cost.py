@@ -280,9 +280,7 @@ class CostModel(PipeOrder):
           it)."""
         core = e.core
         if core is not self._last_core:  # events come in runs of one core: skip hashing the CoreId
-            q = self._queues.get(id(core))
-            if q is None:  # an equal CoreId that is not the launch's own object (a hand-built event)
-                q = self._queues[id(self.orders[core].core)]
+            q = self._queue(core)
             self._last_core, self._last_queue = core, q
         else:
             q = self._last_queue
@@ -317,6 +315,8 @@ class CostModel(PipeOrder):
     accepts_templates = True
 
     def _queue(self, core: CoreId) -> list:
+        """``core``'s record queue (by the id of the launch's own CoreId; an equal CoreId that is not that object,
+        as in a hand-built event, through the pipe model's orders)."""
         q = self._queues.get(id(core))
         return q if q is not None else self._queues[id(self.orders[core].core)]
 

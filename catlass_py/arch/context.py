@@ -286,14 +286,15 @@ class CoreContext:
             return None
         events, bus, wait_flag = self._events, self.bus, self._wait_flag
 
-        if seqs is None:
-            def set_(event: HardEvent, event_id: int) -> None:
-                bus._seq = seq = bus._seq + 1
-                q = events.get((event, event_id))
-                if q is None:
-                    q = events[(event, event_id)] = deque()
-                q.append(seq)
+        def set_(event: HardEvent, event_id: int) -> int:
+            bus._seq = seq = bus._seq + 1
+            q = events.get((event, event_id))
+            if q is None:
+                q = events[(event, event_id)] = deque()
+            q.append(seq)
+            return seq
 
+        if seqs is None:
             def wait(event: HardEvent, event_id: int) -> None:
                 q = events.get((event, event_id))
                 if q:
@@ -305,12 +306,7 @@ class CoreContext:
         record = seqs.append
 
         def set_seq(event: HardEvent, event_id: int) -> None:
-            bus._seq = seq = bus._seq + 1
-            q = events.get((event, event_id))
-            if q is None:
-                q = events[(event, event_id)] = deque()
-            q.append(seq)
-            record(seq)
+            record(set_(event, event_id))
 
         def wait_seq(event: HardEvent, event_id: int) -> None:
             q = events.get((event, event_id))
