@@ -101,12 +101,18 @@ class BlockMmadInstance(CloseOnExit):
         if replayable and (not bus.instructions or bus.templates):
             # the geometry, and what the events depend on beside it: whether the Mmads start the accumulator and
             # the last one's unit flag
-            proof = (lid, self.l0a_list_id, self.l0b_list_id, k_actual, m_round, n_round, l0c.arena.id,
-                     l0c.byte_offset, l0c.count, layout_c_in_l0.__class__, layout_c_in_l0._key(), first_k_tile,
-                     unit_flag and last_k_tile)
             proven = self._proven_l1_tiles
             if proven is None:
-                proven = self._proven_l1_tiles = set()
+                proven = self._proven_l1_tiles = self._proof_set()
+            if bus.instructions:  # a template holds this core's own events: proved per core
+                where = l0c.arena.id
+            else:  # proved for every core of the launch: the same buffers of the same-sized arenas
+                l0a_ids = (self.l0a[self.l0a_list_id].byte_offset, self.l0b[self.l0b_list_id].byte_offset,
+                           l1a.byte_offset, l1b.byte_offset)
+                where = (l0c.arena.name, l0a_ids)
+            proof = (lid, self.l0a_list_id, self.l0b_list_id, k_actual, m_round, n_round, where,
+                     l0c.byte_offset, l0c.count, layout_c_in_l0.__class__, layout_c_in_l0._key(), first_k_tile,
+                     unit_flag and last_k_tile)
             if proof in proven:
                 self._replay_l1_tile(lid, k_loops, m_round, fused, first_k_tile, m_actual, proof)
                 return
@@ -167,8 +173,9 @@ class BlockMmadInstance(CloseOnExit):
     def _replay_l1_tile(self, lid: int, k_loops: int, m_round: int, fused, first_k_tile: bool,
                         m_actual: int | None, proof) -> None:
         """:meth:`mmad_l1_tile` of a fused L1 tile (one L0 M part and one N part, see :meth:`_fused_product`), or
-        of such a tile of any dtype in a timing-only run, whose geometry this instance has already run through the
-        full loop (the ``proof`` key), when nobody observes instructions or every observer of instructions took
+        of such a tile of any dtype in a timing-only run, whose geometry has already run through the full loop (the
+        ``proof`` key; on this core, or on any core of the launch when nobody observes instructions: see
+        :meth:`_proof_set`), when nobody observes instructions or every observer of instructions took
         that run's events as a template (the cost model, :class:`~catlass_py.arch.events.ObserverBus`): the same
         flags in the same order and the same product (none timing-only), without calling the L1 -> L0 loads and
         Mmads; the observers get the template again with this run's flag sequence numbers. With ``data=False``,
@@ -224,6 +231,22 @@ class BlockMmadInstance(CloseOnExit):
         return tile_mmad.l1_product(l0c, l1a, spec.l1a_layout, l1b, spec.l1b_layout, m_round, n_round, k_actual,
                                     valid)
 
+    def _proof_set(self) -> set:
+        """Where :meth:`mmad_l1_tile` keeps the proof keys of the tiles it ran through the full loop: this core's
+        own set when observers take templates (a template holds the core's own events); else a set shared by the
+        launch's instances of this class and BlockMmad, keyed on the arena names and buffer offsets instead of
+        the arenas: every core's arenas have the launch arch's sizes, so a geometry one core ran without error
+        passes the same checks on another (what the replay repeats, the flags, is checked on every core)."""
+        ctx = self.ctx
+        if ctx.bus.instructions:
+            return set()
+        memo = ctx.launch_memo()
+        key = ("proven L1 tiles", id(self.spec), type(self))
+        entry = memo.get(key)
+        if entry is None or entry[0] is not self.spec:
+            entry = memo[key] = (self.spec, set())  # holding the spec keeps its id from being reused
+        return entry[1]
+
     def _plain_tile(self, m_loops: int, n_loops: int, k_loops: int) -> bool:
         """Whether :meth:`mmad_l1_tile`'s loop is the plain one :meth:`_replay_l1_tile` repeats: one L0 M part and
         one N part, the standard L1 -> L0 loads and TileMmad, no hook of this class overridden (bias blocks move BT
@@ -240,7 +263,7 @@ class BlockMmadInstance(CloseOnExit):
         nothing here; the bias block moves the N part's bias to BT."""
 
     _valid_m: int | None = None  # rows of the current L0 M part that are stored (see mmad_l1_tile's m_actual)
-    _proven_l1_tiles: set | None = None  # proof keys of the fused L1 tiles run through the full loop (_replay_l1_tile)
+    _proven_l1_tiles: set | None = None  # proof keys of the L1 tiles run through the full loop (_proof_set)
 
     def mmad(self, l0c_tile, l0a, l0b, m_part: int, n_part: int, k_part: int, init_c: bool, unit_flag: int) -> None:
         """Hook of :meth:`mmad_l1_tile`: one ``TileMmad`` (the bias block starts the accumulator from BT)."""

@@ -1,0 +1,71 @@
+"""BlockMmad's repeat of a proved L1 tile (``BlockMmadInstance._replay_l1_tile``): who shares a proof, and that the
+repeats compute what the full loop computes (against the independent golden)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from catlass_py import golden
+from catlass_py.analysis import CostModel
+from catlass_py.data import example10_inputs
+from catlass_py.gemm.block import block_mmad_instance as bmi
+from catlass_py.ops import grouped_matmul_slice_m_per_token_dequant as gmm
+
+
+@pytest.fixture
+def loops(monkeypatch):
+    """Count, per AIC, the L1 tiles run through the full loop and those repeated from a proof."""
+    counts: dict = {"full": {}, "replay": {}}
+    tile, replay = bmi.BlockMmadInstance.mmad_l1_tile, bmi.BlockMmadInstance._replay_l1_tile
+
+    def counted_tile(self, *a, **k):
+        before = sum(counts["replay"].values())
+        tile(self, *a, **k)
+        if sum(counts["replay"].values()) == before:
+            counts["full"][self.ctx.core] = counts["full"].get(self.ctx.core, 0) + 1
+
+    def counted_replay(self, *a, **k):
+        counts["replay"][self.ctx.core] = counts["replay"].get(self.ctx.core, 0) + 1
+        return replay(self, *a, **k)
+
+    monkeypatch.setattr(bmi.BlockMmadInstance, "mmad_l1_tile", counted_tile)
+    monkeypatch.setattr(bmi.BlockMmadInstance, "_replay_l1_tile", counted_replay)
+    return counts
+
+
+def _run(x, observers=()):
+    d = gmm(x.a, x.b, x.group_list, x.scale, x.per_token_scale, core_num=8, observers=observers)
+    want = golden.grouped_matmul_slice_m_per_token_dequant(x.a, x.b, x.group_list, x.scale, x.per_token_scale)
+    assert np.array_equal(d.view(np.uint16), want.astype(d.dtype).view(np.uint16))
+
+
+def test_unobserved_cores_of_a_launch_share_the_proofs_of_their_tiles(loops):
+    # 8 groups of about 64 rows, k = 2048: every block runs the same few tile geometries (first K tile or
+    # not, L1 stage 0 or 1), on 8 AICs with 4 blocks each
+    x = example10_inputs(8, 512, 1024, 2048)
+    _run(x)
+    full, replayed = loops["full"], loops["replay"]
+    assert len(set(full) | set(replayed)) == 8
+    # a geometry is run through the full loop on one core only (the first to reach it), while every core
+    # repeats some: per core, each of the 8 AICs would run its own first tiles in full
+    assert len(full) <= 2
+    assert all(replayed.get(core, 0) > 0 for core in set(full) | set(replayed))
+
+
+def test_a_model_taking_templates_proves_each_core_s_tiles_itself(loops):
+    # a template holds the core's own events: every core that runs tiles runs its first ones in full
+    x = example10_inputs(8, 512, 1024, 2048)
+    _run(x, observers=(CostModel(),))
+    assert len(loops["full"]) == 8
+    assert sum(loops["replay"].values()) > 0
+
+
+def test_proofs_do_not_outlive_their_launch(loops):
+    x = example10_inputs(8, 512, 1024, 2048)
+    _run(x)
+    first = sum(loops["full"].values())
+    loops["full"].clear()
+    loops["replay"].clear()
+    _run(x)
+    assert sum(loops["full"].values()) == first > 0
