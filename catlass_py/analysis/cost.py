@@ -66,7 +66,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from catlass_py.arch.events import (
@@ -84,6 +84,7 @@ from catlass_py.arch.events import (
 )
 from catlass_py.arch.pipe_order import PIPE_INDEX, PIPES, CoreOrder, PipeOrder
 from catlass_py.arch.pipes import CoreType, HardEvent, Pipe
+from catlass_py.errors import KernelError
 
 AIC_PIPES = ("MTE2", "MTE1", "M", "FIX", "S")
 AIV_PIPES = ("MTE2", "V", "MTE3", "S")
@@ -226,7 +227,10 @@ class CostModel(PipeOrder):
         for c, st in self.orders.items():
             st.data = self._timing[c] = _CoreTiming(self._offset, PIPES)
         self._queues: dict[int, list] = {id(st.core): [] for st in self.orders.values()}  # by id of the CoreId
-        self._templates: dict = {}  # key -> (records, positions of their flag sequence numbers, MACs, GM bytes read)
+        # key -> (records, positions of their flag sequence numbers, MACs, GM bytes read, the capturing core or
+        # None when no record names a core); (key, id of a core) -> that template's records rebased onto the core
+        self._templates: dict = {}
+        self._rebased: dict = {}
         self._captures: dict[int, tuple[int, int, int]] = {}  # id of a CoreId -> queue length, MACs, GM bytes read
         self._side: list = []  # what the queued records need beside numbers (see on_event)
         self._last_core = self._last_queue = None
@@ -333,21 +337,25 @@ class CostModel(PipeOrder):
         records = self._queue(core)[start:]
         slots = []
         side = self._side
+        owner = None
         for j in range(0, len(records), 5):
             code = records[j]
             if code == _EVENT:
                 e = side[records[j + 4]]
                 if e.__class__ is not InstructionEvent or e.gm_reads or e.gm_writes:
                     return False
+                owner = core
             elif records[j + 4] != -1 or code == _READ:
                 return False
             elif code == _SET or code == _WAIT:
                 slots.append(j + 2)
-        self._templates[key] = (records, slots, self._macs - macs, self._gm_read - gm_read)
+        self._templates[key] = (records, slots, self._macs - macs, self._gm_read - gm_read, owner)
         return True
 
-    def template_replay(self, core: CoreId, key, seqs: list[int]) -> None:
-        records, slots, macs, gm_read = self._templates[key]
+    def template_replay(self, core: CoreId, key, seqs: list[int], memories=None) -> None:
+        records, slots, macs, gm_read, owner = self._templates[key]
+        if owner is not None and owner is not core:
+            records = self._rebase(key, records, core, memories)
         if slots:
             records = records.copy()
             for j, seq in zip(slots, seqs):
@@ -355,6 +363,35 @@ class CostModel(PipeOrder):
         self._queue(core).extend(records)
         self._macs += macs
         self._gm_read += gm_read
+
+    def _rebase(self, key, records: list, core: CoreId, memories) -> list:
+        """``records`` of a template captured on another core, for ``core``: its events (unit-flag instructions,
+        the only ones a template keeps, see :meth:`template_end`) with ``core`` and, for each on-chip access, the
+        memory of the same name among ``memories`` (the replaying core's, by name; ``ObserverBus.replay``).
+        Made once per template and core."""
+        hit = self._rebased.get((key, id(core)))
+        if hit is not None:
+            return hit
+        side = self._side
+
+        def moved(accesses):
+            out = []
+            for a in accesses:
+                m = (memories or {}).get(a.space)
+                if m is None:
+                    raise KernelError(f"CostModel: template {key!r} touches {a.buffer}, and its replay on {core} "
+                                      f"names no {a.space} of that core to put in its place")
+                out.append(replace(a, buffer=m.label, buffer_id=m.id))
+            return tuple(out)
+
+        records = records.copy()
+        for j in range(0, len(records), 5):
+            if records[j] == _EVENT:
+                e = side[records[j + 4]]
+                records[j + 4] = self._keep(replace(e, core=core, local_reads=moved(e.local_reads),
+                                                    local_writes=moved(e.local_writes)))
+        self._rebased[(key, id(core))] = records
+        return records
 
     def _keep(self, obj) -> int:
         """Put ``obj`` in the side list of the queued records; its index there."""

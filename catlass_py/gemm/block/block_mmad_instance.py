@@ -99,22 +99,18 @@ class BlockMmadInstance(CloseOnExit):
         capture = False
         replayable = not data or (not ctx.numerics and self._plain_tile(m_loops, n_loops, k_loops))
         if replayable and (not bus.instructions or bus.templates):
-            # the geometry, and what the events depend on beside it: whether the Mmads start the accumulator and
-            # the last one's unit flag
+            # the geometry (buffers by arena name and offset: the same for every core of the launch), and what the
+            # events depend on beside it: whether the Mmads start the accumulator and the last one's unit flag;
+            # first the id of the launch's proof set of this BlockMmad (the key also names the template)
             proven = self._proven_l1_tiles
             if proven is None:
                 proven = self._proven_l1_tiles = self._proof_set()
-            if bus.instructions:  # a template holds this core's own events: proved per core
-                where = l0c.arena.id
-            else:  # proved for every core of the launch: the same buffers of the same-sized arenas
-                l0a_ids = (self.l0a[self.l0a_list_id].byte_offset, self.l0b[self.l0b_list_id].byte_offset,
-                           l1a.byte_offset, l1b.byte_offset)
-                where = (l0c.arena.name, l0a_ids)
-            proof = (lid, self.l0a_list_id, self.l0b_list_id, k_actual, m_round, n_round, where,
+            proof = (id(proven), lid, self.l0a_list_id, self.l0b_list_id, k_actual, m_round, n_round, l0c.arena.name,
                      l0c.byte_offset, l0c.count, layout_c_in_l0.__class__, layout_c_in_l0._key(), first_k_tile,
-                     unit_flag and last_k_tile)
+                     unit_flag and last_k_tile, self.l0a[self.l0a_list_id].byte_offset,
+                     self.l0b[self.l0b_list_id].byte_offset, l1a.byte_offset, l1b.byte_offset)
             if proof in proven:
-                self._replay_l1_tile(lid, k_loops, m_round, fused, first_k_tile, m_actual, proof)
+                self._replay_l1_tile(lid, k_loops, m_round, fused, first_k_tile, m_actual, proof, l0c)
                 return
             capture = bus.templates
             if capture:
@@ -171,7 +167,7 @@ class BlockMmadInstance(CloseOnExit):
             self._proven_l1_tiles.add(proof)
 
     def _replay_l1_tile(self, lid: int, k_loops: int, m_round: int, fused, first_k_tile: bool,
-                        m_actual: int | None, proof) -> None:
+                        m_actual: int | None, proof, l0c) -> None:
         """:meth:`mmad_l1_tile` of a fused L1 tile (one L0 M part and one N part, see :meth:`_fused_product`), or
         of such a tile of any dtype in a timing-only run, whose geometry has already run through the full loop (the
         ``proof`` key; on this core, or on any core of the launch when nobody observes instructions: see
@@ -213,7 +209,11 @@ class BlockMmadInstance(CloseOnExit):
             set_(m_mte1, self.l0a_event[a_id])
             self.l0a_list_id = (a_id + 1) % self.l0a_stages
         if seqs is not None:
-            bus.replay(ctx.core, proof, seqs)
+            memories = self._memories
+            if memories is None or memories.get("L0C") is not l0c.arena:
+                memories = self._memories = {a.name: a for a in (
+                    self.l1a[lid].arena, self.l1b[lid].arena, self.l0a[0].arena, self.l0b[0].arena, l0c.arena)}
+            bus.replay(ctx.core, proof, seqs, memories)
 
     def _fused_product(self, l1a, l1b, k_actual, m_round, n_round, l0c, m_loops, n_loops, k_loops, m_actual):
         """The plan of :meth:`TileMmad.l1_product` when the L1 tile's data work can be one product: exact integer
@@ -232,15 +232,13 @@ class BlockMmadInstance(CloseOnExit):
                                     valid)
 
     def _proof_set(self) -> set:
-        """Where :meth:`mmad_l1_tile` keeps the proof keys of the tiles it ran through the full loop: this core's
-        own set when observers take templates (a template holds the core's own events); else a set shared by the
-        launch's instances of this class and BlockMmad, keyed on the arena names and buffer offsets instead of
-        the arenas: every core's arenas have the launch arch's sizes, so a geometry one core ran without error
-        passes the same checks on another (what the replay repeats, the flags, is checked on every core)."""
-        ctx = self.ctx
-        if ctx.bus.instructions:
-            return set()
-        memo = ctx.launch_memo()
+        """Where :meth:`mmad_l1_tile` keeps the proof keys of the tiles it ran through the full loop: a set shared
+        by the launch's instances of this class and BlockMmad, keyed on the arena names and buffer offsets
+        instead of the arenas: every core's arenas have the launch arch's sizes, so a geometry one core ran
+        without error passes the same checks on another (what the replay repeats, the flags, is checked on
+        every core). Beside templates the proof key is also the template's: a core replays a template another
+        core captured, with its own memories (:meth:`ObserverBus.replay`)."""
+        memo = self.ctx.launch_memo()
         key = ("proven L1 tiles", id(self.spec), type(self))
         entry = memo.get(key)
         if entry is None or entry[0] is not self.spec:
@@ -264,6 +262,7 @@ class BlockMmadInstance(CloseOnExit):
 
     _valid_m: int | None = None  # rows of the current L0 M part that are stored (see mmad_l1_tile's m_actual)
     _proven_l1_tiles: set | None = None  # proof keys of the L1 tiles run through the full loop (_proof_set)
+    _memories: dict | None = None  # this core's L1, L0A, L0B and L0C by name (for templates captured elsewhere)
 
     def mmad(self, l0c_tile, l0a, l0b, m_part: int, n_part: int, k_part: int, init_c: bool, unit_flag: int) -> None:
         """Hook of :meth:`mmad_l1_tile`: one ``TileMmad`` (the bias block starts the accumulator from BT)."""
