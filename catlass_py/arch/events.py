@@ -233,6 +233,9 @@ for _cls in (MemAccess, Event, InstructionEvent, SetFlagEvent, WaitFlagEvent, Pi
 
 INSTRUCTION, SYNC, CROSS_CORE, MARKER, CORE = "instruction", "sync", "cross_core", "marker", "core"
 EVENT_KINDS = frozenset({INSTRUCTION, SYNC, CROSS_CORE, MARKER, CORE})
+_KIND_OF = {InstructionEvent: INSTRUCTION, SetFlagEvent: SYNC, WaitFlagEvent: SYNC, PipeBarrierEvent: SYNC,
+            CrossCoreSetEvent: CROSS_CORE, CrossCoreWaitEvent: CROSS_CORE, MarkerEvent: MARKER,
+            CoreStartEvent: CORE, CoreEndEvent: CORE}
 
 
 class Observer:
@@ -240,7 +243,8 @@ class Observer:
 
     ``interests`` names the event kinds the observer needs ('instruction', 'sync' (intra-core flags and
     barriers), 'cross_core', 'marker', 'core' (start/end)); ``None`` means all. The machine skips building
-    events nobody is interested in, so a marker-only observer leaves the instruction path free.
+    events nobody is interested in, so a marker-only observer leaves the instruction path free, and an observer
+    is handed only the events of its kinds.
     """
 
     interests: frozenset[str] | None = None
@@ -258,7 +262,7 @@ class Observer:
         """Called once before any core runs."""
 
     def on_event(self, event: Event) -> None:
-        """Called for every event, in simulation order."""
+        """Called for every event of a kind in ``interests`` (every event when ``None``), in simulation order."""
 
     def on_launch_end(self, launch_info: "LaunchInfo", error: BaseException | None) -> None:
         """Called once after the launch ended (``error`` is the exception that ends it, if any)."""
@@ -295,7 +299,7 @@ class ObserverBus:
     """
 
     __slots__ = ("_observers", "active", "instructions", "sync", "cross_core", "markers", "cores", "templates",
-                 "local_accesses", "_takers", "_seq")
+                 "local_accesses", "_takers", "_seq", "_routes")
 
     def __init__(self, observers: Iterable[Observer] = ()):
         self._observers = tuple(observers)
@@ -315,6 +319,10 @@ class ObserverBus:
         self._takers = tuple(takers) if self.templates else ()
         self.local_accesses = self.instructions and not self.templates
         self._seq = 0
+        # each event class to the observers interested in its kind (other classes go to every observer)
+        self._routes = {cls: tuple(obs for obs in self._observers
+                                   if (kinds := getattr(obs, "interests", None)) is None or kind in kinds)
+                        for cls, kind in _KIND_OF.items()}
 
     @property
     def observers(self) -> tuple[Observer, ...]:
@@ -326,7 +334,8 @@ class ObserverBus:
         return self._seq
 
     def publish(self, event: Event) -> None:
-        for obs in self._observers:
+        """Hand ``event`` to every observer interested in its kind."""
+        for obs in self._routes.get(event.__class__, self._observers):
             obs.on_event(event)
 
     def capture_begin(self, core: CoreId) -> None:

@@ -205,6 +205,21 @@ def test_observers_see_instructions_and_wait_sources():
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
 
 
+def test_an_observer_is_handed_only_the_kinds_of_events_it_is_interested_in():
+    class Recorder(Observer):
+        def __init__(self, interests):
+            self.interests = interests
+            self.kinds = set()
+
+        def on_event(self, e):
+            self.kinds.add(type(e).__name__)
+
+    everything, cross = Recorder(None), Recorder(frozenset({"cross_core"}))
+    _run(Handoff(), block_dim=1, observers=[everything, cross])  # the first one has every event built
+    assert {"InstructionEvent", "CoreStartEvent", "CrossCoreSetEvent", "CrossCoreWaitEvent"} <= everything.kinds
+    assert cross.kinds == {"CrossCoreSetEvent", "CrossCoreWaitEvent"}
+
+
 def test_bad_launch_arguments():
     with pytest.raises(ArgumentError, match="block_dim"):
         _run(Handoff(), block_dim=25)
