@@ -66,7 +66,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from catlass_py.arch.events import (
@@ -77,6 +77,7 @@ from catlass_py.arch.events import (
     CrossCoreWaitEvent,
     InstructionEvent,
     LaunchInfo,
+    MemAccess,
     MarkerEvent,
     PipeBarrierEvent,
     SetFlagEvent,
@@ -231,6 +232,7 @@ class CostModel(PipeOrder):
         # None when no record names a core); (key, id of a core) -> that template's records rebased onto the core
         self._templates: dict = {}
         self._rebased: dict = {}
+        self._moves: dict = {}
         self._captures: dict[int, tuple[int, int, int]] = {}  # id of a CoreId -> queue length, MACs, GM bytes read
         self._side: list = []  # what the queued records need beside numbers (see on_event)
         self._last_core = self._last_queue = None
@@ -373,6 +375,7 @@ class CostModel(PipeOrder):
         if hit is not None:
             return hit
         side = self._side
+        moves = self._moves  # (id of a template's access, id of the memory it moves to) -> the moved access
 
         def moved(accesses):
             out = []
@@ -381,15 +384,20 @@ class CostModel(PipeOrder):
                 if m is None:
                     raise KernelError(f"CostModel: template {key!r} touches {a.buffer}, and its replay on {core} "
                                       f"names no {a.space} of that core to put in its place")
-                out.append(replace(a, buffer=m.label, buffer_id=m.id))
+                b = moves.get((id(a), m.id))
+                if b is None:  # (the template's events hold a, so its id stays its own for the launch)
+                    b = moves[(id(a), m.id)] = MemAccess(a.buffer if m.id == a.buffer_id else m.label, m.id,
+                                                         a.start, a.length, a.stride, a.count, a.space)
+                out.append(b)
             return tuple(out)
 
         records = records.copy()
         for j in range(0, len(records), 5):
             if records[j] == _EVENT:
                 e = side[records[j + 4]]
-                records[j + 4] = self._keep(replace(e, core=core, local_reads=moved(e.local_reads),
-                                                    local_writes=moved(e.local_writes)))
+                records[j + 4] = self._keep(InstructionEvent(
+                    e.seq, core, e.pipe, e.op, e.nbytes, e.flops, e.gm_reads, e.gm_writes, e.info,
+                    moved(e.local_reads), moved(e.local_writes), e.unit_flag))
         self._rebased[(key, id(core))] = records
         return records
 
