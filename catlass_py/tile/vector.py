@@ -146,10 +146,11 @@ class TileRowBroadcastMul:
         if out.computes:
             v = r if rows is None or not 0 <= rows < r else rows
             x, y, o = in0.view(r * c)[:v * c].reshape(v, c), in1.view(c), out.view(r * c)[:v * c].reshape(v, c)
-            if x.dtype == y.dtype == o.dtype:  # written in place (numpy buffers any overlap of out and in0)
-                np.multiply(x, y, out=o)
-            else:
-                o[:] = x * y
+            with np.errstate(all="ignore"):  # the vector unit raises nothing (stale tail columns may overflow)
+                if x.dtype == y.dtype == o.dtype:  # written in place (numpy buffers any overlap of out and in0)
+                    np.multiply(x, y, out=o)
+                else:
+                    o[:] = x * y
         else:  # timing-only: the same checks, no bytes
             _checks((in0, r * c), (in1, c), (out, r * c))
         _emit(out, "TileRowBroadcastMul", r * c, ((in0, r * c), (in1, c)), ((out, r * c),))
@@ -205,10 +206,11 @@ class TileOneBlkColumnBroadcastMul:
             v = r if rows is None or not 0 <= rows < r else rows
             blocks = in1.view(r * b)[:v * b].reshape(v, 1, b)
             x, o = in0.view(r * c)[:v * c].reshape(v, c // b, b), out.view(r * c)[:v * c].reshape(v, c // b, b)
-            if x.dtype == blocks.dtype == o.dtype:  # written in place (numpy buffers any overlap of out and in0)
-                np.multiply(x, blocks, out=o)
-            else:
-                o[:] = x * blocks
+            with np.errstate(all="ignore"):  # the vector unit raises nothing (stale tail columns may overflow)
+                if x.dtype == blocks.dtype == o.dtype:  # written in place (numpy buffers any overlap of out and in0)
+                    np.multiply(x, blocks, out=o)
+                else:
+                    o[:] = x * blocks
         else:  # timing-only: the same checks, no bytes
             _checks((in1, r * b), (in0, r * c), (out, r * c))
         _emit(out, "TileOneBlkColumnBroadcastMul", r * c, ((in0, r * c), (in1, r * b)), ((out, r * c),))
