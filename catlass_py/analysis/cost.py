@@ -354,17 +354,19 @@ class CostModel(PipeOrder):
         self._templates[key] = (records, slots, self._macs - macs, self._gm_read - gm_read, owner)
         return True
 
-    def template_replay(self, core: CoreId, key, seqs: list[int], memories=None) -> None:
+    def template_replay(self, core: CoreId, key, seqs: list[int], memories=None, times: int = 1) -> None:
         records, slots, macs, gm_read, owner = self._templates[key]
         if owner is not None and owner is not core:
             records = self._rebase(key, records, core, memories)
         if slots:
+            if times != 1:
+                raise KernelError(f"CostModel: template {key!r} holds flags; it repeats one at a time")
             records = records.copy()
             for j, seq in zip(slots, seqs):
                 records[j] = seq
-        self._queue(core).extend(records)
-        self._macs += macs
-        self._gm_read += gm_read
+        self._queue(core).extend(records if times == 1 else records * times)
+        self._macs += macs * times
+        self._gm_read += gm_read * times
 
     def _rebase(self, key, records: list, core: CoreId, memories) -> list:
         """``records`` of a template captured on another core, for ``core``: its events (unit-flag instructions,

@@ -254,9 +254,9 @@ class Observer:
     of a repeated piece of a core's program (:class:`ObserverBus`'s ``capture_begin`` / ``capture_end`` /
     ``replay``): ``template_begin(core)``, ``template_end(core, key) -> bool`` (whether it could keep the events
     published for ``core`` since ``template_begin`` as the template ``key``) and ``template_replay(core, key,
-    seqs, memories)`` (those events again, with the flag sequence numbers ``seqs``, on ``core``, which may be
-    another core of the launch than the one the template was captured on: ``memories`` are then ``core``'s
-    on-chip memories by name, for the accesses the events make)."""
+    seqs, memories, times)`` (those events again, ``times`` times, with the flag sequence numbers ``seqs``, on
+    ``core``, which may be another core of the launch than the one the template was captured on: ``memories`` are
+    then ``core``'s on-chip memories by name, for the accesses the events make)."""
 
     def on_launch_start(self, launch_info: "LaunchInfo") -> None:
         """Called once before any core runs."""
@@ -351,13 +351,13 @@ class ObserverBus:
             ok = obs.template_end(core, key) and ok
         return ok
 
-    def replay(self, core: CoreId, key, seqs: list[int], memories=None) -> None:
+    def replay(self, core: CoreId, key, seqs: list[int], memories=None, times: int = 1) -> None:
         """The events of the template ``key`` again on ``core``, with the flag sequence numbers ``seqs``. A template
         captured on another core of the launch names that core's on-chip memories in its unit-flag instructions'
         accesses: ``memories`` gives ``core``'s own, by name (``{"L0C": arena, ...}``, each with ``label`` and
-        ``id``), to put in their place."""
+        ``id``), to put in their place. ``times``: that many repeats back to back (a template without flags)."""
         for obs in self._takers:
-            obs.template_replay(core, key, seqs, memories)
+            obs.template_replay(core, key, seqs, memories, times)
 
     def launch_start(self, info: LaunchInfo) -> None:
         for obs in self._observers:

@@ -28,6 +28,22 @@ def get_value(ctx, gm: GlobalTensor, index: int) -> int:
     return value
 
 
+def get_values(ctx, gm: GlobalTensor, start: int, stop: int) -> None:
+    """:func:`get_value` of the elements ``start .. stop - 1`` in order, for a caller that already has their values
+    (made from the same reads: a launch's walk table). When the core has the read's template, one replay of it for
+    all of them, after the read of the last element (the bound the others stay within)."""
+    if stop <= start:
+        return
+    bus = ctx.bus
+    key = ("GetValue", gm.dtype.bits)
+    if bus.instructions and bus.templates and key in ctx.tile_cache and start >= 0:
+        gm.element(stop - 1)
+        bus.replay(ctx.core, key, [], times=stop - start)
+        return
+    for i in range(start, stop):
+        get_value(ctx, gm, i)
+
+
 class RoundRobinGroups:
     """The blocks of all groups as one sequence dealt round robin over the cores (CATLASS's ``startCoreIdx``):
     block 0 of a group goes to the core after the one that took the previous group's last block. With one group
@@ -46,4 +62,4 @@ class RoundRobinGroups:
         return loops
 
 
-__all__ = ["RoundRobinGroups", "get_value"]
+__all__ = ["RoundRobinGroups", "get_value", "get_values"]

@@ -71,7 +71,7 @@ from catlass_py.gemm.block.swizzle import GemmIdentityBlockSwizzle
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
 from catlass_py.integers import is_int
 from catlass_py.kernel.gemm_kernel import GemmKernel, block_count, offset_a, offset_b, offset_c, operand_layouts
-from catlass_py.kernel.grouped import RoundRobinGroups, get_value
+from catlass_py.kernel.grouped import RoundRobinGroups, get_value, get_values
 from catlass_py.layout import RowMajor, VectorLayout
 from catlass_py.numerics import dtypes as dt
 
@@ -125,6 +125,15 @@ class GroupWalk:
         """Group ``g``'s read of the group list on ``ctx`` (what :meth:`groups` does first for each group), for a
         core that takes its blocks from the launch's walk table."""
         get_value(ctx, params.ptr_group_list, g)
+
+    def reads(self, ctx, params, start: int, stop: int) -> None:
+        """:meth:`read` of the groups ``start .. stop - 1`` in order (one replay of the read's template for all of
+        them when the core has it, :func:`~catlass_py.kernel.grouped.get_values`)."""
+        if type(self).read is GroupWalk.read:
+            get_values(ctx, params.ptr_group_list, start, stop)
+        else:
+            for g in range(start, stop):
+                self.read(ctx, params, g)
 
 
 class _QuietCore:
@@ -397,7 +406,7 @@ class WorkspaceEpilogueKernel(GemmKernel):
                 self.block_scheduler, GemmIdentityBlockSwizzle):
             table = self._walk_table(ctx, params, l1_mn)
             if table is not None:
-                read = partial(self.group_walk.read, ctx, params) if bus.instructions else None
+                read = partial(self.group_walk.reads, ctx, params) if bus.instructions else None
                 yield from self._table_blocks(table, core_idx, ctx.block_num, start_group, read)
                 return
         deal = RoundRobinGroups(core_idx, ctx.block_num)
@@ -446,17 +455,16 @@ class WorkspaceEpilogueKernel(GemmKernel):
         """:meth:`blocks` from the launch's walk table: this core's blocks of each group are
         ``range(first, loops, core_num)`` with ``first = (core_idx - group's first core) mod core_num``
         (RoundRobinGroups), found for all groups at once; ``start_group`` runs for the groups the core has blocks
-        in (see :meth:`_walk_table`). ``read(g)``: group g's group-list read, made for every group in the order
-        and place of the per-core walk (before the group's blocks; the last groups' after the core's last
-        block)."""
+        in (see :meth:`_walk_table`). ``read(start, stop)``: the group-list reads of groups ``start .. stop - 1``,
+        made for every group in the order and place of the per-core walk (before the group's blocks; the last
+        groups' after the core's last block)."""
         groups, schedulers, loops, starts, shared = table
         first = (core_idx - starts) % core_num
         firsts, counts = first.tolist(), loops.tolist()
         done = 0  # the groups whose read was made
         for g in np.flatnonzero(first < loops).tolist():
             if read is not None:
-                for r in range(done, g + 1):
-                    read(r)
+                read(done, g + 1)
                 done = g + 1
             group = groups[g]
             if start_group is not None:
@@ -470,8 +478,7 @@ class WorkspaceEpilogueKernel(GemmKernel):
                     hit = shared[(g, loop)] = (bc, scheduler.get_actual_block_shape(bc))
                 yield group, mark, hit[0], hit[1]
         if read is not None:
-            for r in range(done, len(groups)):
-                read(r)
+            read(done, len(groups))
 
     def aic(self, ctx, params) -> None:
         """The cube-core program (``operator()<AIC>``)."""
