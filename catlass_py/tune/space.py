@@ -80,14 +80,16 @@ class Problem:
 class SearchSpace:
     """The candidates of one example: :class:`TileRange` x ``axes`` (keyword -> candidate texts), every candidate
     with ``fixed`` keywords too. ``source`` cites where the ranges come from; ``problem(args)`` gives the
-    roofline's :class:`Problem` for the example's positional arguments (None: no pruning)."""
+    roofline's :class:`Problem` for the example's positional arguments (None: no pruning), as integers, or as the
+    argument texts with ``problem_takes_texts`` (an example whose arguments are not all integers)."""
 
     name: str
     source: str
     tiles: TileRange | None = None
     axes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     fixed: tuple[tuple[str, str], ...] = ()
-    problem: Callable[[list[int]], Problem] | None = field(default=None, compare=False)
+    problem: Callable[[list], Problem] | None = field(default=None, compare=False)
+    problem_takes_texts: bool = False
 
     def candidates(self) -> Iterator[dict[str, str]]:
         """Every candidate configuration (keyword -> text), in a fixed order."""
@@ -149,6 +151,14 @@ def _mnk_int8(args) -> Problem:
 def _batched(args) -> Problem:
     b, m, n, k = args[:4]
     return Problem(m, n, k, batch=b)
+
+
+def _strided_batched_tla(texts) -> Problem:
+    """Example 45's arguments through its own parser (a trailing ``layoutA layoutB`` pair of words, strides)."""
+    from catlass_py.runner import load_script
+
+    p = load_script("45_strided_batched_matmul_tla").parse_args(texts)
+    return Problem(p["m"], p["n"], p["k"], batch=p["batch"])
 
 
 # -- the spaces ----------------------------------------------------------------------------------------
@@ -317,8 +327,9 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
     "45_strided_batched_matmul_tla": {
         "default": SearchSpace(
             "default", "around the example's 128x256x256 / 128x256x64 (CATLASS's search_space.py registers no TLA "
-                       "example; no roofline: the arguments take the example's own parser)",
-            TileRange((64, 256), (64, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),)),
+                       "example)",
+            TileRange((64, 256), (64, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),),
+            problem=_strided_batched_tla, problem_takes_texts=True),
     },
     "52_quant_multi_core_splitk_matmul_tla": {
         "default": SearchSpace(

@@ -185,9 +185,12 @@ def sweep(example, shapes, space: SearchSpace, *, arch, cores: int, executor, ca
             shape = tuple(str(a) for a in shape)
             problem = None
             if prune and space.problem is not None and space.tiles is not None:
-                usage = getattr(example, "USAGE", None)
-                ints = parse_positional(example.NAME, usage, list(shape)) if usage else [int(a) for a in shape]
-                problem = space.problem(ints)
+                if space.problem_takes_texts:
+                    problem = space.problem(list(shape))
+                else:
+                    usage = getattr(example, "USAGE", None)
+                    ints = parse_positional(example.NAME, usage, list(shape)) if usage else [int(a) for a in shape]
+                    problem = space.problem(ints)
             rejected: list = []
             legal = legal_configs(example.assemble, space, settings_arch, fixed, rejected)
             if limit is not None:

@@ -147,6 +147,26 @@ def test_pruning_keeps_the_ranked_table_exact():
     assert _table(_rank(pruned, 2), shape) == _table(_rank(full, 2), shape)
 
 
+def test_example_45_s_roofline_reads_its_own_arguments_and_bounds_every_prediction():
+    name = "45_strided_batched_matmul_tla"
+    example = load_script(name)
+    space = SPACES[name]["default"]
+    shape = ("3", "200", "300", "256", "0", "row", "col")  # the example's parser: layouts as trailing words
+    problem = space.problem(list(shape))
+    assert (problem.batch, problem.m, problem.n, problem.k) == (3, 200, 300, 256)
+    full = list(sweep(example, [shape], space, arch="AtlasA2", cores=8, executor=SerialExecutor(), prune=False,
+                      limit=24))
+    assert len(full) == 24
+    for row in full:
+        assert row.record["status"] == "ok"
+        assert 0 < roofline_us(problem, row.config["l1_tile"], ATLAS_A2, 8) <= row.record["time_us"], row.config
+    stats = SweepStats()
+    pruned = list(sweep(example, [shape], space, arch="AtlasA2", cores=8, executor=SerialExecutor(), top=2,
+                        wave=4, stats=stats, limit=24))
+    assert stats.pruning_disabled == 0 and len(pruned) == len(full)
+    assert _table(_rank(pruned, 2), shape) == _table(_rank(full, 2), shape)
+
+
 def test_the_cache_makes_a_rerun_cost_nothing(tmp_path):
     example = load_script(EX00)
     shape = [["200", "520", "384"]]
