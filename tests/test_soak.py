@@ -9,6 +9,7 @@ allocated) and no thread is left behind.
 from __future__ import annotations
 
 import os
+import re
 import threading
 
 import numpy as np
@@ -50,7 +51,7 @@ def _draw(rng: np.random.Generator, name: str) -> list[str]:
     if name in FIXED:
         choices = FIXED[name]
         return list(choices[rng.integers(len(choices))])
-    words = [w for w in load_script(name).USAGE.split() if not w.startswith("[")]
+    words = re.sub(r"\[[^\]]*\]", " ", load_script(name).USAGE).split()  # the optional [groups] dropped whole
     counts = {"problem_count": (1, 5), "batch_count": (1, 3)}
     step = MULTIPLES.get(name, {})
     values = [int(rng.integers(*counts.get(w, (1, 300)))) for w in words]

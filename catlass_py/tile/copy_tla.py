@@ -38,7 +38,7 @@ L0C -> GM (FIX)      L0C -> RowMajor (or zN: whole fractals)        the destinat
 from __future__ import annotations
 
 import dataclasses
-import functools
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,28 +117,75 @@ def _mode_extent(mode) -> int:
     return product(mode) if is_tuple(mode) else int(mode)
 
 
-@functools.lru_cache(maxsize=4096)
+class _RegionCache:
+    """Least recently used regions, bounded by the bytes of their offset arrays (``budget``) rather than by a
+    count: a region's offsets take 8 bytes per element, so a count bound lets a long run over many tile shapes
+    hold hundreds of MiB."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.nbytes = 0
+        self._entries: OrderedDict = OrderedDict()  # key -> (value, bytes)
+
+    def get(self, key):
+        hit = self._entries.get(key)
+        if hit is None:
+            return None
+        self._entries.move_to_end(key)
+        return hit[0]
+
+    def put(self, key, value, nbytes: int) -> None:
+        entries = self._entries
+        old = entries.pop(key, None)
+        if old is not None:
+            self.nbytes -= old[1]
+        while entries and self.nbytes + nbytes > self.budget:
+            _, (_, dropped) = entries.popitem(last=False)
+            self.nbytes -= dropped
+        entries[key] = (value, nbytes)
+        self.nbytes += nbytes
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.nbytes = 0
+
+
+_REGIONS = _RegionCache(32 << 20)  # (layout, coord, extent) -> _region; ("at", ...) -> _region_at
+
+
 def _region(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray, int, tuple, int]:
     """``(offsets, base, runs, top)`` of the ``extent`` region at ``coord`` of ``layout``: element ``c`` of the
     region is at ``base + offsets[c]``; ``runs`` are the ``(start, length, stride, count)`` pieces of ``offsets``
     (relative to ``base``), consecutive equal-length runs at a constant distance merged into one strided piece;
     ``top`` is the largest offset (-1 for an empty region). A linear layout's regions at different coordinates
-    share one offsets array (:func:`_region_at`)."""
+    share one offsets array (:func:`_region_at`). Kept in ``_REGIONS``."""
+    key = (layout, coord, extent)
+    hit = _REGIONS.get(key)
+    if hit is not None:
+        return hit
     base = 0
     key_coord = coord
     if layout.depth <= 1:  # linear modes: the region at coord is the region at 0, shifted
         base = int(layout._eval(coord if is_tuple(layout.shape) else coord[0]))
         key_coord = (0,) * len(coord)
     offsets, runs, top = _region_at(layout, key_coord, extent)
-    return offsets, base, runs, top
+    out = (offsets, base, runs, top)
+    _REGIONS.put(key, out, offsets.nbytes + 64 + 48 * len(runs))  # (shared offsets counted with each entry)
+    return out
 
 
-@functools.lru_cache(maxsize=1024)
 def _region_at(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray, tuple, int]:
+    key = ("at", layout, coord, extent)
+    hit = _REGIONS.get(key)
+    if hit is not None:
+        return hit
     probe = _tla_make_tensor(np.empty(1, np.int8), Layout(layout.shape, layout.stride, extent), "GM", coord)
     offsets = probe.offsets()
     offsets.setflags(write=False)
-    return offsets, _runs(offsets), int(offsets.max()) if offsets.size else -1
+    runs = _runs(offsets)
+    out = (offsets, runs, int(offsets.max()) if offsets.size else -1)
+    _REGIONS.put(key, out, offsets.nbytes + 64 + 48 * len(runs))
+    return out
 
 
 def _runs(offsets: np.ndarray) -> tuple:

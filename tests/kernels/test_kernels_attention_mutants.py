@@ -94,8 +94,6 @@ FA_EQUIVALENT = {
     "delay mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.MTE1_MTE2, 5)": TWIN,
     "delay mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.M_MTE1, p)": TWIN,
     "delay mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.FIX_M, 1)": TWIN_L0C,
-    ("drop mmad_fai_pv_normal.py:compute_pv: ctx.set_flag(HardEvent.MTE1_MTE2, 4) + "
-     "drop mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.MTE1_MTE2, 4)"): TWIN,
     ("drop mmad_fai_pv_normal.py:compute_pv: ctx.set_flag(HardEvent.MTE1_MTE2, 5) + "
      "drop mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.MTE1_MTE2, 5)"): TWIN,
     ("drop mmad_fai_pv_normal.py:compute_pv: ctx.set_flag(HardEvent.FIX_M, 1) + "
