@@ -170,8 +170,8 @@ class BlockMmadInstance(CloseOnExit):
                         m_actual: int | None, proof, l0c) -> None:
         """:meth:`mmad_l1_tile` of a fused L1 tile (one L0 M part and one N part, see :meth:`_fused_product`), or
         of such a tile of any dtype in a timing-only run, whose geometry has already run through the full loop (the
-        ``proof`` key; on this core, or on any core of the launch when nobody observes instructions: see
-        :meth:`_proof_set`), when nobody observes instructions or every observer of instructions took
+        ``proof`` key; on this or another core of the launch, :meth:`_proof_set`), when nobody observes
+        instructions or every observer of instructions took
         that run's events as a template (the cost model, :class:`~catlass_py.arch.events.ObserverBus`): the same
         flags in the same order and the same product (none timing-only), without calling the L1 -> L0 loads and
         Mmads; the observers get the template again with this run's flag sequence numbers. With ``data=False``,
