@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from catlass_py.errors import ArgumentError, CatlassError, ConfigError
 
@@ -80,16 +80,29 @@ class Problem:
 class SearchSpace:
     """The candidates of one example: :class:`TileRange` x ``axes`` (keyword -> candidate texts), every candidate
     with ``fixed`` keywords too. ``source`` cites where the ranges come from; ``problem(args)`` gives the
-    roofline's :class:`Problem` for the example's positional arguments (None: no pruning), as integers, or as the
-    argument texts with ``problem_takes_texts`` (an example whose arguments are not all integers)."""
+    roofline's :class:`Problem` for the example's positional arguments (None: no pruning), as integers, or, with
+    ``problem_from_parse_args``, as the dict the example's own ``parse_args`` makes of them (an example whose
+    arguments are not all integers)."""
 
     name: str
     source: str
     tiles: TileRange | None = None
     axes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     fixed: tuple[tuple[str, str], ...] = ()
-    problem: Callable[[list], Problem] | None = field(default=None, compare=False)
-    problem_takes_texts: bool = False
+    problem: Callable[[Any], Problem] | None = field(default=None, compare=False)
+    problem_from_parse_args: bool = False
+
+    def problem_for(self, example, args) -> Problem | None:
+        """The roofline's :class:`Problem` for the loaded ``example``'s argument texts ``args`` (None: the space
+        has no roofline)."""
+        if self.problem is None:
+            return None
+        if self.problem_from_parse_args:
+            return self.problem(example.parse_args(list(args)))
+        from catlass_py.runner import parse_positional
+
+        usage = getattr(example, "USAGE", None)
+        return self.problem(parse_positional(example.NAME, usage, list(args)) if usage else [int(a) for a in args])
 
     def candidates(self) -> Iterator[dict[str, str]]:
         """Every candidate configuration (keyword -> text), in a fixed order."""
@@ -153,11 +166,9 @@ def _batched(args) -> Problem:
     return Problem(m, n, k, batch=b)
 
 
-def _strided_batched_tla(texts) -> Problem:
-    """Example 45's arguments through its own parser (a trailing ``layoutA layoutB`` pair of words, strides)."""
-    from catlass_py.runner import load_script
-
-    p = load_script("45_strided_batched_matmul_tla").parse_args(texts)
+def _strided_batched_tla(p: dict) -> Problem:
+    """Example 45's arguments as its ``parse_args`` reads them (a trailing ``layoutA layoutB`` pair of words,
+    strides)."""
     return Problem(p["m"], p["n"], p["k"], batch=p["batch"])
 
 
@@ -329,7 +340,7 @@ SPACES: dict[str, dict[str, SearchSpace]] = {
             "default", "around the example's 128x256x256 / 128x256x64 (CATLASS's search_space.py registers no TLA "
                        "example)",
             TileRange((64, 256), (64, 256), (128, 256), (32, 64), step=64, l0_step=32), (("swizzle", _SWIZZLES),),
-            problem=_strided_batched_tla, problem_takes_texts=True),
+            problem=_strided_batched_tla, problem_from_parse_args=True),
     },
     "52_quant_multi_core_splitk_matmul_tla": {
         "default": SearchSpace(

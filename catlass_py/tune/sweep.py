@@ -171,7 +171,6 @@ def sweep(example, shapes, space: SearchSpace, *, arch, cores: int, executor, ca
     as rows come in; ``example_id`` is what the workers load (default: the example's NAME; a user's script passes
     its path)."""
     from catlass_py.arch.spec import get_arch
-    from catlass_py.runner import parse_positional
 
     stats = stats if stats is not None else SweepStats()
     fixed = dict(fixed or {})
@@ -183,14 +182,7 @@ def sweep(example, shapes, space: SearchSpace, *, arch, cores: int, executor, ca
     try:
         for shape in shapes:
             shape = tuple(str(a) for a in shape)
-            problem = None
-            if prune and space.problem is not None and space.tiles is not None:
-                if space.problem_takes_texts:
-                    problem = space.problem(list(shape))
-                else:
-                    usage = getattr(example, "USAGE", None)
-                    ints = parse_positional(example.NAME, usage, list(shape)) if usage else [int(a) for a in shape]
-                    problem = space.problem(ints)
+            problem = space.problem_for(example, shape) if prune and space.tiles is not None else None
             rejected: list = []
             legal = legal_configs(example.assemble, space, settings_arch, fixed, rejected)
             if limit is not None:

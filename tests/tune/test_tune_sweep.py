@@ -74,7 +74,7 @@ def test_the_tla_examples_spaces_sweep(name, shape):
                       limit=2))
     assert len(rows) == 2 and all(r.record["status"] == "ok" and r.record["cycles"] > 0 for r in rows), rows
     if space.problem is not None:
-        problem = space.problem([int(x) for x in shape])
+        problem = space.problem_for(example, shape)
         for r in rows:
             assert roofline_us(problem, r.config["l1_tile"], ATLAS_A2, 6) <= r.time_us
 
@@ -152,7 +152,7 @@ def test_example_45_s_roofline_reads_its_own_arguments_and_bounds_every_predicti
     example = load_script(name)
     space = SPACES[name]["default"]
     shape = ("3", "200", "300", "256", "0", "row", "col")  # the example's parser: layouts as trailing words
-    problem = space.problem(list(shape))
+    problem = space.problem_for(example, shape)
     assert (problem.batch, problem.m, problem.n, problem.k) == (3, 200, 300, 256)
     full = list(sweep(example, [shape], space, arch="AtlasA2", cores=8, executor=SerialExecutor(), prune=False,
                       limit=24))
