@@ -388,8 +388,8 @@ class CostModel(PipeOrder):
                                       f"names no {a.space} of that core to put in its place")
                 b = moves.get((id(a), m.id))
                 if b is None:  # (the template's events hold a, so its id stays its own for the launch)
-                    b = moves[(id(a), m.id)] = MemAccess(a.buffer if m.id == a.buffer_id else m.label, m.id,
-                                                         a.start, a.length, a.stride, a.count, a.space)
+                    b = moves[(id(a), m.id)] = MemAccess(m.label, m.id, a.start, a.length, a.stride, a.count,
+                                                         a.space)
                 out.append(b)
             return tuple(out)
 

@@ -145,10 +145,6 @@ class _RegionCache:
         entries[key] = (value, nbytes)
         self.nbytes += nbytes
 
-    def clear(self) -> None:
-        self._entries.clear()
-        self.nbytes = 0
-
 
 _REGIONS = _RegionCache(32 << 20)  # (layout, coord, extent) -> _region; ("at", ...) -> _region_at
 

@@ -35,12 +35,10 @@ def _emit(t: LocalTensor, op: str, elements: int, reads=(), writes=(), **info) -
     turned into access records only when someone needs them (``ObserverBus.local_accesses``)."""
     ctx = t.ctx
     if ctx is not None and ctx.bus.instructions:
-        if ctx.bus.local_accesses:
-            ctx.emit(Pipe.V, op, flops=elements, nbytes=t.dtype.nbytes(elements), info=info or None,
-                     local_reads=tuple(span_access(r, n) for r, n in reads),
-                     local_writes=tuple(span_access(w, n) for w, n in writes))
-        else:
-            ctx.emit(Pipe.V, op, flops=elements, nbytes=t.dtype.nbytes(elements), info=info or None)
+        local = ctx.bus.local_accesses
+        ctx.emit(Pipe.V, op, flops=elements, nbytes=t.dtype.nbytes(elements), info=info or None,
+                 local_reads=tuple(span_access(r, n) for r, n in reads) if local else (),
+                 local_writes=tuple(span_access(w, n) for w, n in writes) if local else ())
 
 
 def _checks(*operands) -> None:

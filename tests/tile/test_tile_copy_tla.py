@@ -161,3 +161,19 @@ def test_errors_name_the_rule():
         PackedTileCopyTla(ATLAS_A2, "float16", "RowMajor", "float16", "RowMajor", "float16", element_bias="float16")
     with pytest.raises(ConfigError, match="LayoutTagA must be"):
         PackedTileCopyTla(ATLAS_A2, "float16", "VectorLayout", "float16", "RowMajor", "float16")
+
+
+def test_the_region_cache_stays_within_its_byte_budget_least_recently_used_first():
+    from catlass_py.tile.copy_tla import _RegionCache
+
+    cache = _RegionCache(100)
+    cache.put("a", 1, 40)
+    cache.put("b", 2, 40)
+    assert cache.get("a") == 1  # "a" is now the most recently used
+    cache.put("c", 3, 40)  # 120 > 100: the least recently used ("b") goes
+    assert cache.get("b") is None and cache.get("a") == 1 and cache.get("c") == 3
+    assert cache.nbytes == 80
+    cache.put("a", 4, 90)  # replacing an entry frees its old bytes first
+    assert cache.get("a") == 4 and cache.get("c") is None and cache.nbytes == 90
+    cache.put("big", 5, 500)  # larger than the budget on its own: kept alone
+    assert cache.get("big") == 5 and cache.get("a") is None and cache.nbytes == 500
