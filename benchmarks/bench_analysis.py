@@ -34,7 +34,6 @@ import os
 import pstats
 import statistics
 import tempfile
-import threading
 import time
 import tracemalloc
 
@@ -127,27 +126,16 @@ def _memory(example, argv, cores, mode, tmpdir) -> tuple[int, int]:
 
 
 def _profile(example, argv, cores, top: int = 25) -> str:
-    """cProfile of a launch with the cost model and the race detector. The simulated cores run in threads, which
-    a profiler enabled in this thread does not see: each thread gets its own, merged at the end."""
-    profilers: list[cProfile.Profile] = []
-    run = threading.Thread.run
-
-    def profiled_run(self):
-        prof = cProfile.Profile()
-        profilers.append(prof)
-        prof.enable()
-        try:
-            run(self)
-        finally:
-            prof.disable()
-
-    threading.Thread.run = profiled_run
+    """cProfile of a launch with the cost model and the race detector (the simulated cores are greenlets on this
+    thread, so one profiler sees them all)."""
+    prof = cProfile.Profile()
+    prof.enable()
     try:
         example.run(argv, cores=cores, observers=(CostModel(),), options=LaunchParams(detect_races=True))
     finally:
-        threading.Thread.run = run
+        prof.disable()
     out = io.StringIO()
-    stats = pstats.Stats(*profilers, stream=out)
+    stats = pstats.Stats(prof, stream=out)
     stats.sort_stats("tottime").print_stats(r"hazards|pipe_order|cost\.py|events\.py", top)
     return out.getvalue()
 

@@ -8,7 +8,7 @@ Scheduling protocol (one core holds the baton at any time):
 ===========  ==================================================  =====================================
 core state   entered when                                        leaves when
 ===========  ==================================================  =====================================
-new          launch starts                                       it is picked: its thread starts
+new          launch starts                                       it is picked: its greenlet starts
 running      it holds the baton                                  it blocks on a flag, ends or raises
 ready        a set made its awaited counter non-zero             it is picked again
 blocked      ``cross_core_wait_flag`` finds its counter at 0     a set makes the counter non-zero
@@ -21,8 +21,12 @@ AIC0, AIV0.0, AIV0.1, AIC1, ...; with a seed it is drawn at random among the run
 runnable and some are not done, the launch raises :class:`DeadlockError` at once, naming every blocked
 core, its flag and the counters - it never hangs. An exception in a core ends the launch and names the core.
 
-Each core program runs on its own Python thread, but the baton (one lock per core, used as a binary
-semaphore) guarantees that exactly one runs at a time, so the simulation is deterministic and needs no locks.
+Each core program runs in its own greenlet (a coroutine with its own stack, from the ``greenlet`` package) on
+the caller's thread: a core that blocks switches back to the launch's driver, which picks the next core and
+switches to it. Exactly one core runs at a time, so the simulation is deterministic and needs no locks; and a
+launch starts no operating-system threads, so what the cores allocate comes from the caller's thread's
+malloc arena (glibc gives each thread an arena of its own and keeps in it what that thread freed: one thread
+per core would leave a long run of launches holding memory in dozens of arenas).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ import random
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable
+
+from greenlet import getcurrent, greenlet
 
 from catlass_py.arch.context import CoreContext
 from catlass_py.arch.events import CoreEndEvent, CoreId, CoreStartEvent, LaunchInfo, Observer, ObserverBus
@@ -47,7 +53,7 @@ from catlass_py.errors import ArgumentError, CatlassError, DeadlockError, Kernel
 
 
 class _Abort(BaseException):
-    """Unwinds a parked core thread when the launch ends early (never escapes the thread)."""
+    """Unwinds a parked core when the launch ends early (never escapes the core's greenlet)."""
 
 
 @dataclass
@@ -71,15 +77,13 @@ class LaunchResult:
 
 
 class _CoreRun:
-    __slots__ = ("ctx", "fn", "state", "sem", "thread", "waiting_on")
+    __slots__ = ("ctx", "fn", "state", "glet", "waiting_on")
 
     def __init__(self, ctx: CoreContext, fn):
         self.ctx = ctx
         self.fn = fn
         self.state = "new"
-        self.sem = threading.Lock()  # a binary semaphore at 0: released once per hand-over, acquired to run
-        self.sem.acquire()
-        self.thread: threading.Thread | None = None
+        self.glet: greenlet | None = None  # made when the core is first picked
         self.waiting_on: int | None = None
 
 
@@ -113,7 +117,7 @@ class _Launch:
         self.rng = random.Random(options.seed) if options.seed is not None else None
         self.current = -1
         self.error: BaseException | None = None
-        self.done = threading.Event()
+        self.driver: greenlet | None = None  # the caller's greenlet, which picks the cores and switches to them
         self.aborting = False
         self.schedule: list[str] = []
 
@@ -156,22 +160,8 @@ class _Launch:
         self.current = i
         return runs[i]
 
-    def _hand_to(self, run: _CoreRun) -> None:
-        if self.aborting:
-            return
-        self.schedule.append(run.ctx.core.short)
-        if run.state == "new":
-            run.state = "running"
-            run.thread = threading.Thread(target=self._body, args=(run,), name=f"catlass-{run.ctx.core.short}", daemon=True)
-            run.thread.start()
-        else:
-            run.state = "running"
-        run.sem.release()
-
     def _body(self, run: _CoreRun) -> None:
-        run.sem.acquire()
-        if self.aborting:
-            return
+        """A core's greenlet: its program, then back to the driver (the greenlet's parent)."""
         bus = self.bus
         try:
             if bus.cores:
@@ -182,35 +172,19 @@ class _Launch:
                 bus.publish(CoreEndEvent(bus.next_seq(), run.ctx.core))
         except _Abort:
             return
+        except (KeyboardInterrupt, SystemExit) as exc:  # the caller's, raised in the running core: passed on
+            run.state = "done"
+            self.error = exc
+            return
         except BaseException as exc:  # noqa: BLE001 - every failure ends the launch, named by core
-            self._fail(run, exc)
+            run.state = "done"
+            self.error = _attribute(exc, run.ctx)
             return
         run.state = "done"
-        self._next_or_finish()
-
-    def _fail(self, run: _CoreRun, exc: BaseException) -> None:
-        run.state = "done"
-        self.error = _attribute(exc, run.ctx)
-        self.done.set()
-
-    def _next_or_finish(self) -> None:
-        nxt = self._pick()
-        if nxt is not None:
-            self._hand_to(nxt)
-            return
-        if any(r.state == "blocked" for r in self.runs):
-            self.error = self._deadlock()
-        self.done.set()
 
     def _park(self, run: _CoreRun) -> None:
-        """Give the baton away and sleep until it comes back."""
-        nxt = self._pick()
-        if nxt is None:
-            self.error = self._deadlock()
-            self.done.set()
-        else:
-            self._hand_to(nxt)
-        run.sem.acquire()
+        """Give the baton back to the driver and sleep until the core is picked again."""
+        self.driver.switch()
         if self.aborting:
             raise _Abort()
 
@@ -253,42 +227,37 @@ class _Launch:
         assert sources is not None, "a core was woken without a count to consume"
         return sources, True
 
-    # -- driver (main thread) --------------------------------------------------------------------
+    # -- driver (the caller's greenlet) ------------------------------------------------------------
     def run(self) -> None:
-        first = self._pick()
-        if first is None:
-            return
-        self._hand_to(first)
+        """Hand the baton from core to core until every core is done, one fails, or none can run (a deadlock
+        when some are blocked)."""
+        self.driver = getcurrent()
         try:
-            while not self.done.wait(0.05):
-                pass
+            while self.error is None:
+                run = self._pick()
+                if run is None:
+                    if any(r.state == "blocked" for r in self.runs):
+                        self.error = self._deadlock()
+                    break
+                self.schedule.append(run.ctx.core.short)
+                if run.state == "new":
+                    run.glet = greenlet(self._body, parent=self.driver)
+                    run.state = "running"
+                    run.glet.switch(run)
+                else:
+                    run.state = "running"
+                    run.glet.switch()
         finally:
             self._stop_all()
 
     def _stop_all(self) -> None:
-        """End every core thread and join it (no timeout): parked cores wake and unwind; a core still running
-        Python code (the launch was interrupted, e.g. by Ctrl-C in the caller's thread) gets an exception
-        injected at its next bytecode, i.e. before its next instruction."""
+        """Unwind every parked core (an early end: an error, a deadlock, or Ctrl-C in the running core): each gets
+        :class:`_Abort` where it parked, so its ``finally`` blocks run; one that swallows it and parks again gets
+        it again."""
         self.aborting = True
-        live = [r for r in self.runs if r.thread is not None and r.thread.is_alive()]
-        if not self.done.is_set():
-            for r in live:
-                if r.state != "done":
-                    _inject_abort(r.thread)
-        for r in live:
-            try:
-                r.sem.release()
-            except RuntimeError:  # already released (handed the baton, not yet running): it wakes anyway
-                pass
-        for r in live:
-            # join without a time limit; an injected exception a core swallowed (or one that met the thread
-            # outside Python code) is injected again every second until the thread ends
-            while True:
-                r.thread.join(1.0)
-                if not r.thread.is_alive():
-                    break
-                if not self.done.is_set() and r.state != "done":
-                    _inject_abort(r.thread)
+        for r in self.runs:
+            while r.glet is not None and bool(r.glet):  # started and not dead
+                r.glet.throw(_Abort)
 
     def release(self) -> None:
         """Drop everything the launch allocated or holds (core contexts, their buffers, the caller's params),
@@ -297,18 +266,11 @@ class _Launch:
         for r in self.runs:
             if r.ctx is not None:
                 r.ctx.release()
-            r.ctx = r.fn = r.thread = None
+            r.ctx = r.fn = r.glet = None
         self.runs = []
         self.by_core = {}
         self.kernel = self.params = self.flags = self.editor = self.error = None
         self.__dict__.pop("_launch_memo", None)
-
-
-def _inject_abort(thread: threading.Thread) -> None:
-    """Raise :class:`_Abort` in ``thread`` at its next Python bytecode (CPython's asynchronous exception)."""
-    import ctypes
-
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(_Abort))
 
 
 _blas_lock = threading.Lock()

@@ -84,8 +84,8 @@ class SerialExecutor:
 
 
 class LocalExecutor:
-    """A pool of ``jobs`` worker processes (default: the machine's CPUs), started fresh ('spawn': the simulator's
-    core threads make forking unsafe)."""
+    """A pool of ``jobs`` worker processes (default: the machine's CPUs), started fresh ('spawn': a fork would copy
+    the caller's other threads' locks, e.g. BLAS's or a progress display's, in whatever state they were)."""
 
     def __init__(self, jobs: int | None = None):
         import concurrent.futures

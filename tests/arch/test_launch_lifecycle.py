@@ -91,6 +91,49 @@ def test_ten_launches_leave_no_thread_and_no_garbage_cycle_behind():
         gc.enable()
 
 
+class Unwind:
+    """AIV0.0 waits on a cross-core flag nobody sets, inside a try/finally; AIV0.1 raises or returns."""
+
+    def __init__(self, fail):
+        self.fail = fail
+        self.threads: set[int] = set()
+        self.unwound: list[str] = []
+
+    def aiv(self, ctx, p):
+        self.threads.add(threading.get_ident())
+        if ctx.sub_block_idx == 0:
+            try:
+                ctx.cross_core_wait_flag(5)
+            finally:
+                self.unwound.append(ctx.core.short)
+        elif self.fail:
+            raise ValueError("boom")
+
+
+@pytest.mark.parametrize("fail, expected", [(True, KernelError), (False, DeadlockError)])
+def test_cores_run_on_the_callers_thread_and_a_parked_core_unwinds_when_the_launch_ends_early(fail, expected):
+    """Every core runs on the thread that called launch() (no thread starts); when another core fails, or every
+    core left is blocked, the parked core is unwound (its finally block runs) before launch() raises."""
+    box = {}
+
+    def caller():
+        kernel = Unwind(fail)
+        before = threading.active_count()
+        try:
+            launch(kernel, Params(), 1)
+        except Exception as exc:  # noqa: BLE001 - checked below
+            box["error"] = exc
+        box.update(kernel=kernel, ident=threading.get_ident(), started=threading.active_count() - before)
+
+    worker = threading.Thread(target=caller)
+    worker.start()
+    worker.join()
+    assert isinstance(box["error"], expected)
+    assert box["kernel"].threads == {box["ident"]}
+    assert box["started"] == 0
+    assert box["kernel"].unwound == ["AIV0.0"]
+
+
 _SPINNER = textwrap.dedent("""
     import signal, sys, threading, time, hashlib
     # Ctrl-C raises KeyboardInterrupt even when the test runs in a background job (which starts with SIGINT
