@@ -276,6 +276,7 @@ class _Launch:
 _blas_lock = threading.Lock()
 _blas_users = 0
 _blas_limiter = None
+_blas_controller = None  # threadpoolctl's view of the loaded BLAS libraries, taken at the first limited block
 
 
 @contextlib.contextmanager
@@ -285,17 +286,22 @@ def blas_threads(limit: int | None):
     products are as small as the groups they cover.
 
     The limit is process-wide, so concurrent users share it: the first one in sets it, the last one out
-    restores the process's setting (a lock and a count of the blocks running).
+    restores the process's setting (a lock and a count of the blocks running). The BLAS libraries are looked
+    up once per process (threadpoolctl's ``ThreadpoolController``: about 1.7 ms, which every launch paid when
+    each block looked them up again); numpy's BLAS, which the cores and the goldens use, is loaded with numpy,
+    before the first launch.
     """
-    global _blas_users, _blas_limiter
+    global _blas_users, _blas_limiter, _blas_controller
     if limit is None:
         yield
         return
-    from threadpoolctl import threadpool_limits
-
     with _blas_lock:
         if _blas_users == 0:
-            _blas_limiter = threadpool_limits(limit, user_api="blas")
+            if _blas_controller is None:
+                from threadpoolctl import ThreadpoolController
+
+                _blas_controller = ThreadpoolController()
+            _blas_limiter = _blas_controller.limit(limits=limit, user_api="blas")
         _blas_users += 1
     try:
         yield
