@@ -98,10 +98,13 @@ def mla_runner(q_lens, kv_lens, heads, *, cores=1, seed=0):
     return run
 
 
-#: The MLA runners: several tasks per core, KV lengths with partial blocks, multi-token queries, and a KV split
-#: over three cores (flash decoding).
+#: The MLA runners: several tasks per core, KV lengths with partial blocks, multi-token queries, tasks of a single
+#: KV block, and a KV split over three cores (flash decoding).
 MLA_RUNNERS = (
     ("decode", dict(q_lens=[1, 2], kv_lens=[300, 130], heads=8)),
+    # tasks of one KV block (at most 64 tokens for the second): the rescale's first block is also its last, so the
+    # running sum it copies from the softmax's row sum is read back at once (the barrier after that copy)
+    ("one-block tasks", dict(q_lens=[1, 2], kv_lens=[100, 60], heads=8)),
     ("tasks", dict(q_lens=[1, 1, 3], kv_lens=[200, 700, 129], heads=20, cores=2)),
     # KV split over 3 cores (the combine's double buffer wraps), 7 head groups of 12 over 6 vector cores (two
     # combines on the first)

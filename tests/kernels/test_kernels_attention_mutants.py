@@ -125,6 +125,16 @@ V_MTE3_CHAIN = ("the V_MTE3[2] set after it fires after the vector work before i
                 "waited before the next vector instruction: the write-after-write on tv is ordered through MTE3")
 NEXT_TILING = ("the core's next instruction is a scalar read of the read-only tiling; the delayed wait still comes "
                "before the first load of another core's partial results")
+ONE_PAGE = ("the softmax tile is at most one KV block of 128 tokens (the kernel walks the KV in tiles of the tiling's "
+            "blockSize, which mla_tiling fixes at 128), so the loop holding this barrier runs at most once (k = 128) "
+            "and the barrier after the loop follows it with no vector instruction in between")
+PV_L0B_SWAP = ("with ids 2 and 3 exchanged, the waits before V pieces 0 and 2 take the set of the Mmad issued just "
+               "before them, which follows every earlier Mmad on PIPE_M (so every read of either L0B buffer); pieces 1 "
+               "and 3 are loaded after those waits on PIPE_MTE1, and the one Mmad issued in between reads the other "
+               "L0B buffer")
+KERNEL_START_PAIR = ("the set is issued at the start of aiv, before the core's first instruction, and the wait after "
+                     "the task loop consumes it; no other call uses this id in between (the flash-decoding epilogue's "
+                     "constructor sets it again before its own waits), so the wait joins no work and orders nothing")
 
 MLA_EQUIVALENT = {
     "delay mla_fd_rescale_o.py:close: ctx.wait_flag(HardEvent.MTE3_V, 0)": DRAIN,
@@ -153,6 +163,53 @@ MLA_EQUIVALENT = {
      "drop mla_rescale_o.py:sub_core_compute: ctx.wait_flag(HardEvent.MTE3_MTE2, 1)"): STORE_TWIN,
     "delay mla_rescale_o.py:sub_core_compute: ctx.wait_flag(HardEvent.MTE3_MTE2, 1)": STORE_TWIN,
     "delay mla.py:_flash_decoding: ctx.cross_core_barrier(0, Pipe.MTE3) #2": NEXT_TILING,
+    # the ids the kernel sets at the start of aiv for the flash-decoding epilogue only
+    ("drop mla.py:aiv: ctx.set_flag(HardEvent.MTE3_V, 0) + "
+     "drop mla.py:aiv: ctx.wait_flag(HardEvent.MTE3_V, 0)"): KERNEL_START_PAIR,
+    ("drop mla.py:aiv: ctx.set_flag(HardEvent.V_MTE2, 2) + "
+     "drop mla.py:aiv: ctx.wait_flag(HardEvent.V_MTE2, 2)"): KERNEL_START_PAIR,
+    # softmax: the barrier after Sub (dm) is followed by the copy gm <- hm (a write after Sub's read of gm) and the
+    # barrier after it; the barrier after that copy by Brcb(tv <- hm) and the barrier in TensorSubValueRepeatM
+    "drop mla_softmax.py:sub_core_compute: ctx.pipe_barrier(Pipe.V) #3": BARRIER_COVERED,
+    "drop mla_softmax.py:sub_core_compute: ctx.pipe_barrier(Pipe.V) #5": BARRIER_COVERED,
+    # the barrier after Cast (P into the first half of S's UB buffer): the only later vector writes of those bytes
+    # (the softmax two KV blocks later, the flash-decoding epilogue) come after the rescale of the same KV block,
+    # whose first row cycle issues a barrier (it has rows wherever the softmax has: both split the heads alike)
+    "drop mla_softmax.py:sub_core_compute: ctx.pipe_barrier(Pipe.V) #7": BARRIER_COVERED,
+    "drop mla_softmax.py:reduce_max_repeat_m: ctx.pipe_barrier(Pipe.V) #2": ONE_PAGE,
+    # RowsumTAILTILE: after the first 64-column sum into rowsum, the next reader of rowsum (Add) follows the barrier
+    # after the next BlockReduceSum; the barrier after each Add is followed by the next column block's BlockReduceSum
+    # into the start of tv (which the Add does not touch) and its barrier, or by the function's end; the last barrier
+    # of each path (#2 for 64 columns, #5, #7, #9) is followed by Cast, which touches neither rowsum nor tv, and the
+    # barrier after Cast
+    "drop mla_softmax.py:rowsum_tail_tile: ctx.pipe_barrier(Pipe.V) #2": BARRIER_COVERED,
+    "drop mla_softmax.py:rowsum_tail_tile: ctx.pipe_barrier(Pipe.V) #5": BARRIER_COVERED,
+    "drop mla_softmax.py:rowsum_tail_tile: ctx.pipe_barrier(Pipe.V) #7": BARRIER_COVERED,
+    "drop mla_softmax.py:rowsum_tail_tile: ctx.pipe_barrier(Pipe.V) #9": BARRIER_COVERED,
+    # S load into the buffer P was stored from two KV blocks earlier: the vector core waited pvReady of the PV that
+    # read that P, which waited softmaxReady, set on PIPE_MTE3 after the P store
+    "delay mla_softmax.py:sub_core_compute: ctx.wait_flag(HardEvent.MTE3_MTE2, softmax_pp + 6)": ROUND_TRIP,
+    ("drop mla_softmax.py:sub_core_compute: ctx.set_flag(HardEvent.MTE3_MTE2, softmax_pp + 6) + "
+     "drop mla_softmax.py:sub_core_compute: ctx.wait_flag(HardEvent.MTE3_MTE2, softmax_pp + 6)"): ROUND_TRIP,
+    # rescale: the next vector instruction after the O_tmp load is Exp(dm) or Brcb(tv <- dm); O_tmp is first read by
+    # the Add after the per-row Mul
+    "delay mla_rescale_o.py:sub_core_compute: ctx.wait_flag(HardEvent.MTE2_V, 0)": NEXT_INSTR,
+    # after gl = gl + ll: Brcb(tv <- dm) and the barrier after it come before the next read of gl; after go = go + lo:
+    # Brcb(tv <- gl) (a write after the per-row Mul's read of tv) and its barrier come before Div reads go, or the
+    # next cycle's first barrier before its Mul (the V_MTE2 / V_MTE3 sets order the MTE2 and MTE3 accesses)
+    "drop mla_rescale_o.py:sub_core_compute: ctx.pipe_barrier(Pipe.V) #3": BARRIER_COVERED,
+    "drop mla_rescale_o.py:sub_core_compute: ctx.pipe_barrier(Pipe.V) #5": BARRIER_COVERED,
+    # QK: MTE1_M[q + 2] is set after the K piece's L0 load, later on PIPE_MTE1 than the Q piece's load, and waited
+    # right after MTE1_M[q], before the same Mmad
+    ("drop mmad_mla_qk.py:__call__: ctx.set_flag(HardEvent.MTE1_M, q) + "
+     "drop mmad_mla_qk.py:__call__: ctx.wait_flag(HardEvent.MTE1_M, q)"): TWIN,
+    "delay mmad_mla_qk.py:__call__: ctx.wait_flag(HardEvent.MTE1_M, q)": TWIN,
+    # QK: MTE1_MTE2[p], which the PV block sets after its last read of the same K stage (later on PIPE_MTE1 than the
+    # QK's read of the rope columns), is waited before the K load that precedes the K_rope load on PIPE_MTE2
+    ("drop mmad_mla_qk.py:__call__: ctx.set_flag(HardEvent.MTE1_MTE2, p + 2) + "
+     "drop mmad_mla_qk.py:__call__: ctx.wait_flag(HardEvent.MTE1_MTE2, p + 2)"): TWIN,
+    "delay mmad_mla_qk.py:__call__: ctx.wait_flag(HardEvent.MTE1_MTE2, p + 2)": TWIN,
+    "swap_ids 2<->3 mmad_mla_pv.py:__call__: ctx.wait_flag(HardEvent.M_MTE1, b + 2)": PV_L0B_SWAP,
 }
 
 KERNEL_FILES = {"fa": "fa_infer.py", "mla": "mla.py"}
