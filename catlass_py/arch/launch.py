@@ -172,13 +172,12 @@ class _Launch:
                 bus.publish(CoreEndEvent(bus.next_seq(), run.ctx.core))
         except _Abort:
             return
-        except (KeyboardInterrupt, SystemExit) as exc:  # the caller's, raised in the running core: passed on
-            run.state = "done"
-            self.error = exc
-            return
         except BaseException as exc:  # noqa: BLE001 - every failure ends the launch, named by core
             run.state = "done"
-            self.error = _attribute(exc, run.ctx)
+            if self.error is None:  # the first failure is the launch's (not one met while unwinding after it)
+                # Ctrl-C (or SystemExit) raised in the running core is the caller's: passed on as it is
+                caller = isinstance(exc, (KeyboardInterrupt, SystemExit))
+                self.error = exc if caller else _attribute(exc, run.ctx)
             return
         run.state = "done"
 

@@ -92,10 +92,11 @@ def test_ten_launches_leave_no_thread_and_no_garbage_cycle_behind():
 
 
 class Unwind:
-    """AIV0.0 waits on a cross-core flag nobody sets, inside a try/finally; AIV0.1 raises or returns."""
+    """AIV0.0 waits on a cross-core flag nobody sets, inside a try/finally (whose clean-up raises too with
+    ``cleanup_fails``); AIV0.1 raises or returns."""
 
-    def __init__(self, fail):
-        self.fail = fail
+    def __init__(self, fail, cleanup_fails=False):
+        self.fail, self.cleanup_fails = fail, cleanup_fails
         self.threads: set[int] = set()
         self.unwound: list[str] = []
 
@@ -106,6 +107,8 @@ class Unwind:
                 ctx.cross_core_wait_flag(5)
             finally:
                 self.unwound.append(ctx.core.short)
+                if self.cleanup_fails:
+                    raise RuntimeError("clean-up failed")
         elif self.fail:
             raise ValueError("boom")
 
@@ -132,6 +135,14 @@ def test_cores_run_on_the_callers_thread_and_a_parked_core_unwinds_when_the_laun
     assert box["kernel"].threads == {box["ident"]}
     assert box["started"] == 0
     assert box["kernel"].unwound == ["AIV0.0"]
+
+
+@pytest.mark.parametrize("fail, expected", [(True, "ValueError: boom"), (False, "deadlock")])
+def test_an_error_met_while_unwinding_a_parked_core_does_not_replace_the_launchs_error(fail, expected):
+    kernel = Unwind(fail, cleanup_fails=True)
+    with pytest.raises((KernelError, DeadlockError), match=expected):
+        launch(kernel, Params(), 1)
+    assert kernel.unwound == ["AIV0.0"]
 
 
 _SPINNER = textwrap.dedent("""
