@@ -202,7 +202,7 @@ class _Launch:
             blocked=tuple(blocked),
         )
 
-    # -- flags (called from CoreContext on the running core's thread) ----------------------------
+    # -- flags (called from CoreContext in the running core's greenlet) -------------------------
     def flag_set(self, ctx: CoreContext, flag_id: int, mode: int, seq: int) -> None:
         for core in self.flags.set(ctx.core, flag_id, mode, seq):
             r = self.by_core[core]
