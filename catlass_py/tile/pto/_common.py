@@ -120,23 +120,25 @@ def burst_copy(dst, src, dst_elem: int, src_elem: int, n_burst: int, burst_block
     """The DMA of ``copy_ubuf_to_cbuf`` (and the other MTE bursts): ``n_burst`` bursts of ``burst_blocks`` 32-byte
     blocks, the source skipping ``src_gap`` and the destination ``dst_gap`` blocks between bursts, from element
     ``src_elem`` of ``src`` to element ``dst_elem`` of ``dst`` (4-bit elements count half bytes and must start on a
-    byte). Returns the (reads, writes) access records; :class:`ConfigError` when a burst leaves either tile."""
+    byte). Returns the (reads, writes) access records; :class:`ConfigError` when a burst leaves either tile. The
+    bounds come from the tiles' byte sizes; a timing-only destination core (``dst.computes`` False) copies no bytes."""
     bits = src.dtype.bits
     if (src_elem * bits) % 8 or (dst_elem * bits) % 8:
         raise ConfigError(f"{what}: a burst must start on a whole byte of {src.dtype.name}")
     s0, d0 = src_elem * bits // 8, dst_elem * bits // 8
     n = burst_blocks * 32
-    sraw = src._bound().view() if src.dtype.packed else src._bound().view().view(np.uint8)
-    draw = dst._bound().view() if dst.dtype.packed else dst._bound().view().view(np.uint8)
+    st, dt = src._bound().reinterpret("uint8"), dst._bound().reinterpret("uint8")
+    ssize, dsize = st.count, dt.count
     spans = [(s0 + k * (n + src_gap * 32), d0 + k * (n + dst_gap * 32)) for k in range(n_burst)]
     for sb, db in spans:
-        if sb < 0 or sb + n > sraw.size:
-            raise ConfigError(f"{what}: burst [{sb}, {sb + n}) leaves the {sraw.size}-byte source {src}")
-        if db < 0 or db + n > draw.size:
-            raise ConfigError(f"{what}: burst [{db}, {db + n}) leaves the {draw.size}-byte destination {dst}")
-    for sb, db in spans:
-        draw[db: db + n] = sraw[sb: sb + n]
-    st, dt = src._bound().reinterpret("uint8"), dst._bound().reinterpret("uint8")
+        if sb < 0 or sb + n > ssize:
+            raise ConfigError(f"{what}: burst [{sb}, {sb + n}) leaves the {ssize}-byte source {src}")
+        if db < 0 or db + n > dsize:
+            raise ConfigError(f"{what}: burst [{db}, {db + n}) leaves the {dsize}-byte destination {dst}")
+    if dst.computes:
+        sraw, draw = st.view(), dt.view()
+        for sb, db in spans:
+            draw[db: db + n] = sraw[sb: sb + n]
     if not n_burst or not n:
         return (), ()
     if n_burst == 1:

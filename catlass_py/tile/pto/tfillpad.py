@@ -39,6 +39,9 @@ def tfillpad(dst: Tile, src: Tile, mode: TFillPadMode = TFillPadMode.Normal) -> 
     Mat (L1) NZ tiles (``TFillPad_cube``, the cube's matrix fill on MTE2), pad Zero or Null: with ``VR x VC = dst``'s
     valid region, rows ``[VR, Rows)`` of the column blocks up to ``ceil(VC / C0)`` (or only up to ``ceil16(VR)``
     with ``CompactMode.RowAlignedPadding``) and every column block from ``ceil(VC / C0)`` on are zeroed.
+
+    On a core of a timing-only launch (:attr:`Tile.computes` False) both make the same checks and publish the same
+    event (the same written regions), and read or write no tile bytes.
     """
     what = {TFillPadMode.Normal: "TFILLPAD", TFillPadMode.InPlace: "TFILLPAD_INPLACE",
             TFillPadMode.Expand: "TFILLPAD_EXPAND"}[TFillPadMode(mode)]
@@ -71,19 +74,21 @@ def tfillpad(dst: Tile, src: Tile, mode: TFillPadMode = TFillPadMode.Normal) -> 
     dvr = dst.valid_row
     if dvr < vr:
         raise ConfigError(f"{what}: the destination's valid rows ({dvr}) are fewer than the source's ({vr})")
-    pad = pad_element(dst.pad, dst.dtype)
+    computes = dst.computes  # a timing-only core moves and fills no bytes
     reads, writes = [], []
     if mode is not TFillPadMode.InPlace and vr and vc:
-        data = src.read(vr, vc)
-        if data.dtype != dst.dtype.numpy:
-            data = data.view(dst.dtype.numpy)
-        dst.write(data)
+        if computes:
+            data = src.read(vr, vc)
+            if data.dtype != dst.dtype.numpy:
+                data = data.view(dst.dtype.numpy)
+            dst.write(data)
         reads.append(region(src, vr, vc))
         writes.append(region(dst, vr, vc))
-    full = dst.read(dvr, dst.cols) if dvr else np.zeros((0, dst.cols), dst.dtype.numpy)
-    full[:vr, vc:] = pad[0]
-    full[vr:dvr, :] = pad[0]
-    if dvr:
+    if computes and dvr:
+        pad = pad_element(dst.pad, dst.dtype)
+        full = dst.read(dvr, dst.cols)
+        full[:vr, vc:] = pad[0]
+        full[vr:dvr, :] = pad[0]
         dst.write(full)
     if vr and dst.cols > vc:
         writes.append(region(dst, vr, dst.cols - vc, col0=vc))
@@ -105,21 +110,24 @@ def _fill_cube(dst: Tile, src: Tile, what: str) -> None:
     vr, vc = dst.valid
     ic = dst.inner[1]
     avc = min(dst.cols, -(-vc // ic) * ic)
+    computes = dst.computes  # a timing-only core zeroes no bytes
     zero = np.zeros(1, np.uint8)[0]
-    flat = dst.elements()
+    flat = dst.elements() if computes else None
     writes = []
     row_end = dst.rows if dst.compact is not CompactMode.RowAlignedPadding else min(dst.rows, -(-vr // 16) * 16)
     if row_end > vr and avc:
-        r = np.arange(vr, row_end)[:, None]
-        c = np.arange(0, avc)[None, :]
-        flat[np.asarray(dst.layout.offset(r, c))] = zero
+        if computes:
+            r = np.arange(vr, row_end)[:, None]
+            c = np.arange(0, avc)[None, :]
+            flat[np.asarray(dst.layout.offset(r, c))] = zero
         writes.append(region(dst, row_end - vr, avc, row0=vr))
     if dst.compact is not CompactMode.RowAlignedPadding and avc < dst.cols:
-        r = np.arange(0, dst.rows)[:, None]
-        c = np.arange(avc, dst.cols)[None, :]
-        flat[np.asarray(dst.layout.offset(r, c))] = zero
+        if computes:
+            r = np.arange(0, dst.rows)[:, None]
+            c = np.arange(avc, dst.cols)[None, :]
+            flat[np.asarray(dst.layout.offset(r, c))] = zero
         writes.append(region(dst, dst.rows, dst.cols - avc, col0=avc))
-    if dst.dtype.packed:
+    if computes and dst.dtype.packed:
         dst._store_elements(flat)
     ctx = dst.ctx
     if listening(ctx):

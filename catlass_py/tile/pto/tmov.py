@@ -262,11 +262,6 @@ def _nd2nz_950(dst: Tile, src: Tile, *, write: bool = True) -> tuple:
     return tuple(dst.tensor.access(b * vrow * c0, min(c0, cols - b * c0), c0, rows) for b in range(blocks))
 
 
-def _storage_bytes(tile: Tile) -> np.ndarray:
-    """The raw bytes of a bound tile (a view)."""
-    return tile._bound().view().view(np.uint8) if not tile.dtype.packed else tile._bound().view()
-
-
 def ub_to_l1(dst: Tile, src: Tile, index_row: int, index_col: int, what: str) -> tuple:
     """The Ascend 950 UB -> L1 copy of PTO ``TExtractVecToMat`` (``include/pto/npu/a5/TExtract.hpp``), which
     ``TMOV`` / ``TEXTRACT`` Vec -> Mat run: bursts of raw bytes, not a layout-aware copy.
@@ -284,7 +279,8 @@ def ub_to_l1(dst: Tile, src: Tile, index_row: int, index_col: int, what: str) ->
     bits = src.dtype.bits
     c0 = 256 // bits  # elements per 32-byte block
     vr, vc = dst.valid
-    src_raw, dst_raw = _storage_bytes(src), _storage_bytes(dst)
+    st, dt = src._bound().reinterpret("uint8"), dst._bound().reinterpret("uint8")
+    src_size, dst_size = st.count, dt.count
 
     def to_bytes(elements: int) -> int:
         if elements * bits % 8:
@@ -303,15 +299,15 @@ def ub_to_l1(dst: Tile, src: Tile, index_row: int, index_col: int, what: str) ->
         length = to_bytes(align_row * c0)
         bursts = [(to_bytes(first + k * step), k * length, length) for k in range(-(-vc // c0))]
     for sb, db, n in bursts:
-        if sb < 0 or sb + n > src_raw.size:
-            raise ConfigError(f"{what}: the UB -> L1 burst [{sb}, {sb + n}) runs past the {src_raw.size}-byte source {src}")
-        if db + n > dst_raw.size:
-            raise ConfigError(f"{what}: the UB -> L1 burst [{db}, {db + n}) runs past the {dst_raw.size}-byte "
+        if sb < 0 or sb + n > src_size:
+            raise ConfigError(f"{what}: the UB -> L1 burst [{sb}, {sb + n}) runs past the {src_size}-byte source {src}")
+        if db + n > dst_size:
+            raise ConfigError(f"{what}: the UB -> L1 burst [{db}, {db + n}) runs past the {dst_size}-byte "
                               f"destination {dst}")
-    if dst.computes:  # a timing-only core moves no bytes
+    if dst.computes:  # a timing-only core moves no bytes (and leaves both buffers unallocated)
+        src_raw, dst_raw = st.view(), dt.view()
         for sb, db, n in bursts:
             dst_raw[db: db + n] = src_raw[sb: sb + n]
-    st, dt = src._bound().reinterpret("uint8"), dst._bound().reinterpret("uint8")
     return tuple(st.access(sb, n) for sb, _, n in bursts), tuple(dt.access(db, n) for _, db, n in bursts)
 
 

@@ -32,7 +32,9 @@ need it, of the source's size).
 
 TDEQUANT (:func:`tdequant`): ``dst = fp32(fp32(src - offset[r]) * scale[r])`` for int8 / int16 sources.
 
-All run on the vector pipe (PIPE_V).
+All run on the vector pipe (PIPE_V). On a core of a timing-only launch (:attr:`Tile.computes` False) each makes the
+same checks (for MX also those :func:`~catlass_py.numerics.mx.quantize_mx` makes of its options) and publishes the
+same event, with the written byte counts and regions taken from the shapes, and reads or writes no tile bytes.
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ import ml_dtypes
 import numpy as np
 
 from catlass_py.arch.pipes import Pipe
-from catlass_py.errors import ConfigError
-from catlass_py.numerics.mx import E8M0_BIAS, E8M0_NAN, quantize_mx
+from catlass_py.errors import ArgumentError, ConfigError
+from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.numerics.mx import _FP4_NANS, _INF_SCALES, E8M0_BIAS, E8M0_NAN, _choice, _emax, quantize_mx
 from catlass_py.numerics.packing import pack_fp4
 from catlass_py.tile.pto._common import arch_of, emit, is950, listening, region, whole
 from catlass_py.tile.pto.tile import Tile, TileType
@@ -96,14 +99,27 @@ def _flat_bytes(tile: Tile) -> np.ndarray:
     return v if tile.dtype.packed else v.view(np.uint8)
 
 
-def _put_flat(tile: Tile, values: np.ndarray, role: str, what: str) -> int:
-    """Store ``values`` (storage of the tile's dtype width) at the start of the tile, flat; returns the bytes."""
-    raw = _flat_bytes(tile)
-    b = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
-    if b.size > raw.size:
-        raise ConfigError(f"{what}: the {role} tile ({raw.size} bytes) cannot hold the {b.size} bytes TQUANT writes")
-    raw[: b.size] = b
-    return b.size
+def _put_flat(tile: Tile, values: np.ndarray | None, nbytes: int, role: str, what: str) -> int:
+    """Store ``values`` (``nbytes`` bytes of storage) at the start of the tile, flat, after checking that they fit;
+    ``values`` None (a timing-only core) makes the check only. Returns ``nbytes``."""
+    have = tile._bound().nbytes
+    if nbytes > have:
+        raise ConfigError(f"{what}: the {role} tile ({have} bytes) cannot hold the {nbytes} bytes TQUANT writes")
+    if values is not None:
+        _flat_bytes(tile)[:nbytes] = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+    return nbytes
+
+
+def _mx_option_checks(alg: MxQuantAlg, inf_scale, fp4_nan, rounding, rng, emax) -> None:
+    """The checks :func:`~catlass_py.numerics.mx.quantize_mx` (with ``mx_scale_exponent``) makes of its options, with
+    the same errors in the same order; its element type, scale algorithm and array checks always pass for TQUANT's
+    operands. What a timing-only core checks in place of the quantisation."""
+    _choice("rounding", rounding, ("rne", "stochastic"))
+    _choice("fp4_nan", fp4_nan, _FP4_NANS)
+    if rounding == "stochastic" and not isinstance(rng, np.random.Generator):
+        raise ArgumentError(f"rng: stochastic rounding needs a numpy.random.Generator, got {rng!r}")
+    _choice("inf_scale", inf_scale, _INF_SCALES)
+    _emax(get_dtype(alg.elem), emax)
 
 
 def _scratch_max(amax32: np.ndarray, src_dtype: str, alg: MxQuantAlg) -> np.ndarray:
@@ -185,42 +201,60 @@ def tquant(dst: Tile, src: Tile, exp: Tile, max: Tile, scaling: Tile, *,  # noqa
                           f"the source's Cols ({cols}), got {dst.cols} (a 1-row destination is written flat)")
     if grp_axis == 0 and dst.rows > 1 and (dst.rows < vr or dst.cols < cols):
         raise ConfigError(f"{what}: the DN destination ({dst.rows}x{dst.cols}) must hold the {vr}x{cols} quantised rows")
+    computes = src.computes  # a timing-only core: the checks, sizes and regions from the shapes, no bytes
     reads, writes = [], []
     if sname != "float32" and vc < cols and vr:
-        pad = np.zeros((vr, cols - vc), dtype=src.dtype.numpy)
-        src.write(np.concatenate([src.read(vr, vc), pad], axis=1))  # ZeroPadSourceTile, in the source tile
+        if computes:
+            pad = np.zeros((vr, cols - vc), dtype=src.dtype.numpy)
+            src.write(np.concatenate([src.read(vr, vc), pad], axis=1))  # ZeroPadSourceTile, in the source tile
         writes.append(region(src, vr, cols - vc, col0=vc))
-    data = src.read(vr, cols)
     reads.append(region(src, vr, cols))
-    q, e = quantize_mx(data, alg.elem, MX_GROUP, axis=1 if grp_axis == 1 else 0, scale_alg=alg.scale_alg,
-                       inf_scale=inf_scale, fp4_nan=fp4_nan, rounding=rounding, rng=rng, emax=emax)
-    codes = q.view(np.uint8) if q.dtype != np.uint8 else q
+    if computes:
+        data = src.read(vr, cols)
+        q, e = quantize_mx(data, alg.elem, MX_GROUP, axis=1 if grp_axis == 1 else 0, scale_alg=alg.scale_alg,
+                           inf_scale=inf_scale, fp4_nan=fp4_nan, rounding=rounding, rng=rng, emax=emax)
+        codes = q.view(np.uint8) if q.dtype != np.uint8 else q
+    else:
+        _mx_option_checks(alg, inf_scale, fp4_nan, rounding, rng, emax)
+        data = e = codes = None
+    # codes: one byte per element (fp4 packed two per byte when written flat); e: one E8M0 byte per group, [vr, G]
+    # (ND) or [vr / 32, cols] (DN); the max / scaling values are as wide as the source type
     if grp_axis == 0 and dst.rows > 1:  # DN: through the destination's layout (its own row stride)
-        dst.write(codes if dst.dtype.packed else codes.view(dst.dtype.numpy))
+        if computes:
+            dst.write(codes if dst.dtype.packed else codes.view(dst.dtype.numpy))
         writes.append(region(dst, vr, cols))
     elif alg.elem == "float4_e2m1fn":
-        writes.append(whole(dst, _put_flat(dst, pack_fp4(codes.reshape(-1)), "destination", what)))
+        writes.append(whole(dst, _put_flat(dst, pack_fp4(codes.reshape(-1)) if computes else None, vr * cols // 2,
+                                           "destination", what)))
     else:
-        writes.append(whole(dst, _put_flat(dst, codes.reshape(-1), "destination", what)))
+        writes.append(whole(dst, _put_flat(dst, codes.reshape(-1) if computes else None, vr * cols, "destination",
+                                           what)))
     # exponents, maxima, scales
-    with np.errstate(invalid="ignore"):
-        amax = np.max(np.abs(data.astype(np.float32).reshape(vr, cols // MX_GROUP, MX_GROUP)), axis=-1) \
-            if grp_axis == 1 else np.max(np.abs(data.astype(np.float32).reshape(vr // MX_GROUP, MX_GROUP, cols)), axis=1)
-    recip = _scratch_scale(e, sname, alg)
-    amax = _scratch_max(amax, sname, alg)
+    if computes:
+        with np.errstate(invalid="ignore"):
+            amax = np.max(np.abs(data.astype(np.float32).reshape(vr, cols // MX_GROUP, MX_GROUP)), axis=-1) \
+                if grp_axis == 1 else np.max(np.abs(data.astype(np.float32).reshape(vr // MX_GROUP, MX_GROUP, cols)),
+                                             axis=1)
+        recip = _scratch_scale(e, sname, alg)
+        amax = _scratch_max(amax, sname, alg)
+    else:
+        amax = recip = None
+    width = src.dtype.numpy.itemsize  # of the max / scaling values (_scratch_max, _scratch_scale)
     if grp_axis == 1:
         g = cols // MX_GROUP
         if exp.rows == 1:
-            writes.append(whole(exp, _put_flat(exp, e.reshape(-1), "exponent", what)))
+            writes.append(whole(exp, _put_flat(exp, e.reshape(-1) if computes else None, vr * g, "exponent", what)))
         else:
             gv = -(-vc // MX_GROUP)
             if vr > exp.rows or gv > exp.cols:
                 raise ConfigError(f"{what}: the 2-D exponent tile {exp.rows}x{exp.cols} cannot hold {vr} rows of {gv} "
                                   "groups")
-            exp.layout.write(exp.elements(), e[:, :gv].view(exp.dtype.numpy) if exp.dtype.numpy != np.uint8 else e[:, :gv])
+            if computes:
+                exp.layout.write(exp.elements(), e[:, :gv].view(exp.dtype.numpy) if exp.dtype.numpy != np.uint8
+                                 else e[:, :gv])
             writes.append(region(exp, vr, gv))
         for t, vals, role in ((max, amax, "max"), (scaling, recip, "scaling")):
-            writes.append(whole(t, _put_flat(t, vals.reshape(-1), role, what)))
+            writes.append(whole(t, _put_flat(t, vals.reshape(-1) if computes else None, vr * g * width, role, what)))
     else:
         hat = vr // MX_GROUP
         if interleave:
@@ -228,25 +262,27 @@ def tquant(dst: Tile, src: Tile, exp: Tile, max: Tile, scaling: Tile, *,  # noqa
             if rows_i > exp.rows or 2 * cols > exp.cols:
                 raise ConfigError(f"{what}: the interleaved exponent tile must be [ceil(M/64), 2*N] = [{rows_i}, "
                                   f"{2 * cols}] or larger, got {exp.rows}x{exp.cols}")
-            ei = e.reshape(rows_i, 2, cols).transpose(0, 2, 1).reshape(rows_i, 2 * cols)
-            exp.layout.write(exp.elements(), ei.view(exp.dtype.numpy))
+            if computes:
+                ei = e.reshape(rows_i, 2, cols).transpose(0, 2, 1).reshape(rows_i, 2 * cols)
+                exp.layout.write(exp.elements(), ei.view(exp.dtype.numpy))
             writes.append(region(exp, rows_i, 2 * cols))
         else:
             if hat > exp.rows or cols > exp.cols:
                 raise ConfigError(f"{what}: the DN exponent tile must be [M/32, N] = [{hat}, {cols}] or larger, got "
                                   f"{exp.rows}x{exp.cols}")
-            exp.layout.write(exp.elements(), e.view(exp.dtype.numpy))
+            if computes:
+                exp.layout.write(exp.elements(), e.view(exp.dtype.numpy))
             writes.append(region(exp, hat, cols))
         for t, vals, role in ((max, amax, "max"), (scaling, recip, "scaling")):
             _nd(t, role, what)
             if hat > t.rows or cols > t.cols:
                 raise ConfigError(f"{what}: the DN {role} tile must be [M/32, N] = [{hat}, {cols}] or larger, got "
                                   f"{t.rows}x{t.cols}")
-            stored = vals
-            if t.dtype.numpy.itemsize != stored.dtype.itemsize:
-                raise ConfigError(f"{what}: the {role} tile holds {stored.dtype.itemsize}-byte values of the source "
-                                  f"type, got {t.dtype.name}")
-            t.layout.write(t.elements(), stored.view(t.dtype.numpy))
+            if t.dtype.numpy.itemsize != width:
+                raise ConfigError(f"{what}: the {role} tile holds {width}-byte values of the source type, got "
+                                  f"{t.dtype.name}")
+            if computes:
+                t.layout.write(t.elements(), vals.view(t.dtype.numpy))
             writes.append(region(t, hat, cols))
     ctx = src.ctx
     if listening(ctx):
@@ -293,16 +329,17 @@ def tquant_int8(dst: Tile, src: Tile, scale: Tile, offset: Tile | None = None, t
                               f"({src.rows}x{src.cols}), the S32 cast intermediate")
     if vr > dst.rows or vc > dst.cols:
         raise ConfigError(f"{what}: the {vr}x{vc} valid region does not fit the destination {dst}")
-    x = src.read(vr, vc).astype(np.float32)
-    s = scale._bound().view(vr).astype(np.float32)[:, None]
-    with np.errstate(over="ignore", invalid="ignore"):
-        y = (x * s).astype(np.float32)
-        if offset is not None:
-            y = (y + offset._bound().view(vr).astype(np.float32)[:, None]).astype(np.float32)
-        r = np.rint(y.astype(np.float64))
-    lo, hi = (-128, 127) if want == "int8" else (0, 255)
-    q = np.where(np.isnan(r), 0, np.clip(np.nan_to_num(r, nan=0.0), lo, hi)).astype(dst.dtype.numpy)
-    dst.write(q)
+    if dst.computes:  # a timing-only core reads, computes and writes nothing
+        x = src.read(vr, vc).astype(np.float32)
+        s = scale._bound().view(vr).astype(np.float32)[:, None]
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = (x * s).astype(np.float32)
+            if offset is not None:
+                y = (y + offset._bound().view(vr).astype(np.float32)[:, None]).astype(np.float32)
+            r = np.rint(y.astype(np.float64))
+        lo, hi = (-128, 127) if want == "int8" else (0, 255)
+        q = np.where(np.isnan(r), 0, np.clip(np.nan_to_num(r, nan=0.0), lo, hi)).astype(dst.dtype.numpy)
+        dst.write(q)
     ctx = src.ctx
     if listening(ctx):
         reads = [region(src, vr, vc), scale._bound().access(0, vr)]
@@ -340,12 +377,13 @@ def tdequant(dst: Tile, src: Tile, scale: Tile, offset: Tile) -> None:
     if scale.valid_row != vr or offset.valid_row != vr:
         raise ConfigError(f"{what}: parameter valid rows (scale {scale.valid_row}, offset {offset.valid_row}) mismatch "
                           f"the output tile's {vr}")
-    x = src.read(vr, vc).astype(np.float32)
-    sc = scale.read(vr, 1).astype(np.float32)
-    of = offset.read(vr, 1).astype(np.float32)
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = ((x - of).astype(np.float32) * sc).astype(np.float32)
-    dst.write(out)
+    if dst.computes:  # a timing-only core reads, computes and writes nothing
+        x = src.read(vr, vc).astype(np.float32)
+        sc = scale.read(vr, 1).astype(np.float32)
+        of = offset.read(vr, 1).astype(np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = ((x - of).astype(np.float32) * sc).astype(np.float32)
+        dst.write(out)
     ctx = dst.ctx
     if listening(ctx):
         emit(ctx, Pipe.V, "TDEQUANT", nbytes=dst.dtype.nbytes(vr * vc), flops=2 * vr * vc,
