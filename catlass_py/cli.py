@@ -20,9 +20,10 @@ imports nothing heavy).
 stderr) and a summary table: what the output was compared with, the cost model's predicted device time, cube
 utilisation and per-pipe busy fractions, and the wall time of each phase; ``--json`` prints one JSON object
 instead (with ``schema_version``). ``--trace`` writes a Chrome/Perfetto trace, ``--timeline`` a PNG
-(matplotlib), ``--detect-races`` checks every GM access pair for a happens-before order and reports unconsumed
-flag sets, ``--seeds N`` reruns under N adversarial interleavings and compares the outputs. Output paths are
-checked before anything runs (:func:`check_output_path`).
+(matplotlib), ``--detect-races`` checks every pair of accesses to the same bytes (global memory and every on-chip
+buffer; from two cores or two pipes of one core) for a happens-before order and reports unconsumed flag sets,
+``--seeds N`` reruns under N adversarial interleavings and compares the outputs. Output paths (and a picture's
+format) are checked before anything runs (:func:`check_output_path`, :func:`check_picture_path`).
 
 ``--predict-only`` runs timing only (``LaunchParams(numerics=False)``: the same instruction stream and prediction,
 no numpy work, shape-only operands; for shapes too large to simulate numerically). ``--set KEY=VALUE`` sets a
@@ -40,17 +41,20 @@ The exit status (:func:`exit_status`; CATLASS itself always exits 0):
 * 2 - the run could not be made: bad arguments (a rejected ``--set`` included), an assembly rule broken, the memory budget exceeded
   (:mod:`catlass_py.arch.budget`), the host out of memory, a file that cannot be read or written (``--trace``
   and ``--timeline`` paths are checked before the simulation starts); one line on stderr, never a traceback.
-  An interrupt (Ctrl-C) exits 130.
+  An interrupt (Ctrl-C) exits 130; a standard output closed by its reader (``| head``) ends the command quietly
+  with 141 (128 + SIGPIPE, as a shell reports a command killed by a broken pipe).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.util
 import inspect
 import json
 import os
 import pathlib
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -117,6 +121,22 @@ def check_output_path(option: str, path: str) -> pathlib.Path:
     return p
 
 
+def check_picture_path(option: str, path: str) -> pathlib.Path:
+    """:func:`check_output_path` for a picture matplotlib draws (``--timeline``, ``tune --plot``, ``calibrate
+    --plot``), and, when matplotlib is installed, the format the path's extension asks for: one matplotlib writes
+    (a path without an extension gets a PNG). An :class:`ArgumentError` names the option, the extension and the
+    supported ones."""
+    p = check_output_path(option, path)
+    if p.suffix and importlib.util.find_spec("matplotlib") is not None:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        supported = sorted(FigureCanvasBase.get_supported_filetypes())
+        if p.suffix[1:].lower() not in supported:
+            raise ArgumentError(f"{option}: cannot draw {path!r}: matplotlib does not write {p.suffix!r} files "
+                                f"(supported: {', '.join('.' + f for f in supported)})")
+    return p
+
+
 def parse_core_selection(option: str, text: str) -> tuple[int, ...]:
     """``"0-3,7"`` -> ``(0, 1, 2, 3, 7)``: AI core ids as ranges and single ids, comma-separated."""
     cores: set[int] = set()
@@ -149,7 +169,7 @@ def _check_options(ns: argparse.Namespace) -> None:
             raise ArgumentError(f"--timeline-cores: the run has AI cores 0..{ns.cores - 1} (--cores {ns.cores}), "
                                 f"got core {ns.timeline_cores[-1]}")
     if ns.timeline is not None:
-        check_output_path("--timeline", ns.timeline)
+        check_picture_path("--timeline", ns.timeline)
         if importlib.util.find_spec("matplotlib") is None:
             raise ArgumentError("--timeline: drawing a timeline needs matplotlib: pip install 'catlass-py[plot]'")
 
@@ -169,9 +189,17 @@ def _int_option(option: str, low: int, high: int):
     return parse
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one-line errors: ``error: argument --cores: ... (see catlass-py run --help)`` and
+    argparse's usage-error status (2), without the usage block (the subcommands' parsers are of this class too)."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
 def _parser(epilogs: dict | None = None) -> argparse.ArgumentParser:
     epilogs = epilogs or {}
-    parser = argparse.ArgumentParser(prog="catlass-py", description="CATLASS examples on a simulated Ascend AI core.")
+    parser = _Parser(prog="catlass-py", description="CATLASS examples on a simulated Ascend AI core.")
     parser.add_argument("--version", action="version", version=f"catlass-py {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     lst = sub.add_parser("list", help="list the runnable examples")
@@ -192,7 +220,9 @@ def _parser(epilogs: dict | None = None) -> argparse.ArgumentParser:
     run.add_argument("--timeline-cores", metavar="IDS", default=None,
                      help="AI cores the timeline draws, e.g. 0-3,7 (default: every core)")
     run.add_argument("--detect-races", action="store_true",
-                     help="check GM accesses of different cores for a happens-before order; report unconsumed flags")
+                     help="check every pair of accesses to the same bytes (global memory and every on-chip buffer; "
+                          "from two cores or two pipes of one core) for a happens-before order; report flag sets "
+                          "nobody consumed")
     run.add_argument("--seeds", type=_int_option("--seeds", 0, UINT32_MAX), default=0, metavar="N",
                      help="also run N adversarial interleavings (seeds 0..N-1, switching after every flag set) "
                           "and report whether the outputs differ")
@@ -276,7 +306,7 @@ def _settings_help(command: str, name: str) -> str | None:
     except CatlassError:
         return None
     assemble = getattr(example, "assemble", None)
-    lines = []
+    lines = [f"arguments of {example.NAME}: {getattr(example, 'USAGE', '')}".rstrip(), ""]
     if assemble is None:
         lines.append(f"{example.NAME} has no assemble(): no --set settings.")
     else:
@@ -402,11 +432,35 @@ def example_config(example, pairs) -> dict:
     return parse_settings(assemble, pairs, arch)
 
 
+#: an option word of an example's USAGE (``[--dtype DTYPE]``)
+_OPTION_WORD = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def check_example_options(example, args: Sequence[str], shown: str) -> None:
+    """Refuse, before the run, an argument that looks like an option (it starts with '-' and is not a number) given
+    to an example whose ``USAGE`` names no option: neither the CLI nor the example knows it. An example whose
+    ``USAGE`` names options (``[--dtype DTYPE]``) parses them itself and names an unknown one."""
+    if _OPTION_WORD.search(str(getattr(example, "USAGE", "") or "")):
+        return
+    for token in args:
+        if len(token) > 1 and token.startswith("-") and not _is_number(token):
+            raise ArgumentError(f"unknown option {token} (see catlass-py run {shown} --help)")
+
+
 def _analyse(example, ns: argparse.Namespace, progress_hook) -> ExampleResult:
     """Run the example with the analyses the options ask for and fill ``result.analysis``."""
     from catlass_py.analysis import CostModel, explore_interleavings, write_chrome_trace
     from catlass_py.arch import LaunchParams
     from catlass_py.arch.spec import get_arch
+    from catlass_py.runner import built_for, check_launch
 
     if ns.predict_only and ns.seeds:
         raise ArgumentError("--seeds compares the outputs of interleavings; a --predict-only run computes none")
@@ -422,6 +476,13 @@ def _analyse(example, ns: argparse.Namespace, progress_hook) -> ExampleResult:
         extra["config"] = config
     arch = get_arch(ns.arch) if ns.arch else None
     cores = ns.cores if ns.cores is not None or arch is None else arch.core_num
+    check_launch(example, arch, cores, cores_given=ns.cores is not None)
+    built = built_for(example)
+    run_cores = cores if cores is not None else getattr(built, "core_num", None)
+    if ns.timeline_cores and run_cores is not None and ns.timeline_cores[-1] >= run_cores:
+        why = f"--cores {cores}" if ns.cores is not None else f"every AI core of {(arch or built).name}"
+        raise ArgumentError(f"--timeline-cores: the run has AI cores 0..{run_cores - 1} ({why}), "
+                            f"got core {ns.timeline_cores[-1]}")
     cost = CostModel(arch, record=bool(ns.trace or ns.timeline))
     result = example.run(ns.args, cores=cores, seed=ns.seed, observers=(cost,), progress=progress_hook, **extra)
     if ns.set:
@@ -462,6 +523,7 @@ def _run(ns: argparse.Namespace, console: Console, err: Console) -> int:
     t0 = time.perf_counter()
     _check_options(ns)
     example = load_script(ns.example)
+    check_example_options(example, ns.args, ns.example if ns.example.endswith(".py") else example.NAME)
     loaded = time.perf_counter() - t0
     progress_hook = None
     progress = None
@@ -539,25 +601,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         ns, extra = parser.parse_known_args(argv)
         if extra:  # an example's own options (CATLASS's --dtype ...) go to the example with its positional arguments
             if ns.command != "run":
-                parser.error(f"unrecognized arguments: {' '.join(extra)}")
+                parser.exit(2, f"error: unrecognized arguments: {' '.join(extra)} "
+                               f"(see catlass-py {ns.command} --help)\n")
             ns.args = list(ns.args) + extra
-    except SystemExit as exc:  # argparse printed the usage and the error (or the help)
+    except SystemExit as exc:  # argparse printed the error (or the help)
         return exc.code if isinstance(exc.code, int) else 2
     try:
-        if ns.command == "list":
-            return _list(ns)
-        from rich.console import Console
-
-        if ns.command == "tune":
-            from catlass_py.tune.command import tune_command
-
-            return tune_command(ns, Console(), Console(stderr=True, soft_wrap=True))
-        if ns.command == "calibrate":
-            from catlass_py.calibration.command import calibrate
-
-            return calibrate(ns, Console())
-
-        return _run(ns, Console(), Console(stderr=True, soft_wrap=True))
+        status = _command(ns)
+        sys.stdout.flush()  # a reader gone from stdout shows here, not in Python's last flush at exit
+        return status
+    except BrokenPipeError:  # stdout's reader went away (| head): exit quietly, as a process SIGPIPE ends would
+        _quiet_stdout()
+        return 141
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
@@ -575,9 +630,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
 
 
+def _consoles() -> tuple[Console, Console]:
+    """rich consoles for stdout and stderr whose broken pipe is a :class:`BrokenPipeError` for :func:`main` (rich
+    itself exits 1 there)."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    return _Console(), _Console(stderr=True, soft_wrap=True)
+
+
+def _command(ns: argparse.Namespace) -> int:
+    if ns.command == "list":
+        return _list(ns)
+    if getattr(ns, "plot", None):  # tune --plot, calibrate --plot: checked before anything runs
+        check_picture_path("--plot", ns.plot)
+    console, err = _consoles()
+    if ns.command == "tune":
+        from catlass_py.tune.command import tune_command
+
+        return tune_command(ns, console, err)
+    if ns.command == "calibrate":
+        from catlass_py.calibration.command import calibrate
+
+        return calibrate(ns, console)
+    return _run(ns, console, err)
+
+
+def _quiet_stdout() -> None:
+    # the Python docs' note on SIGPIPE: stdout to /dev/null, so that the flush at exit cannot fail again
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a stdout without a file descriptor (a test's capture)
+        pass
+
+
 def run_example_main(name: str, argv: Sequence[str]) -> int:
     """``python examples/NN_name.py args...`` behaves like ``catlass-py run NN_name args...`` (a user's script
-    passes its path, ``__file__``)."""
+    passes its path, ``__file__``). A script run as ``__main__`` that passes its own ``NAME`` which is not a shipped
+    example's (a copy of an example with a new ``NAME``) runs that script's file."""
+    main_module = sys.modules.get("__main__")
+    path = getattr(main_module, "__file__", None)
+    if path and name == getattr(main_module, "NAME", None) and name not in example_names():
+        name = path
     return main(["run", name, *argv])
 
 

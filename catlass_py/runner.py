@@ -7,7 +7,9 @@ user's file that ``catlass-py run path/to/file.py`` loads (:func:`load_script`, 
 defines:
 
 * ``NAME``: its name (a user file defaults to the file's stem);
-* ``USAGE``: the positional arguments, as CATLASS's usage line (e.g. ``"problem_count m n k [device_id]"``);
+* ``USAGE``: the positional arguments, as CATLASS's usage line (e.g. ``"problem_count m n k [device_id]"``), and
+  the options the script parses itself (``[--dtype DTYPE]``): ``catlass-py run`` refuses an argument that looks
+  like an option (a '-' and not a number) for a script whose ``USAGE`` names none;
 * ``SUMMARY``: one line for ``catlass-py list``;
 * ``run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult``:
   ``observers`` join the launch (cost model, trace, ...), ``options`` is the launch's
@@ -128,6 +130,37 @@ def parse_int(label: str, text, *, low: int = 0, high: int = UINT32_MAX, hint: s
     if not low <= value <= high:
         raise ArgumentError(f"{label}: expected an integer in [{low}, {high}], got {value}{hint}")
     return value
+
+
+def built_for(example):
+    """The arch an example script's kernel is built for: the default ``arch`` of its ``assemble()`` (None when it
+    has no ``assemble()`` or its ``arch`` has no default spec, as a user's script may not)."""
+    from catlass_py.arch.spec import ArchSpec
+
+    assemble = getattr(example, "assemble", None)
+    param = inspect.signature(assemble).parameters.get("arch") if callable(assemble) else None
+    return param.default if param is not None and isinstance(param.default, ArchSpec) else None
+
+
+def check_launch(example, arch, cores: int | None, *, cores_given: bool) -> None:
+    """The checks of ``--arch`` and ``--cores`` that ``catlass-py run`` and ``tune`` make before anything runs,
+    against the arch the example's kernel is built for (:func:`built_for`; nothing to check when the example does
+    not say): the ``--arch`` spec ``arch`` (or None) must be able to time it
+    (:func:`catlass_py.analysis.cost.check_timing_arch`), and ``cores`` (given as ``--cores`` when ``cores_given``,
+    else ``arch``'s core count) must fit on it. An :class:`ArgumentError` names the option."""
+    from catlass_py.analysis.cost import check_timing_arch
+
+    built = built_for(example)
+    if built is None:
+        return
+    if arch is not None:
+        check_timing_arch(arch, built, "--arch")
+    if cores is not None and cores > built.core_num:
+        if cores_given or arch is None:
+            raise ArgumentError(f"--cores: expected a count in 1..{built.core_num} ({built.name} AI cores, which "
+                                f"{example.NAME}'s kernel is built for), got {cores}")
+        raise ArgumentError(f"--arch: {arch.name} has {cores} AI cores, more than the {built.core_num} of {built.name} "
+                            f"that {example.NAME}'s kernel is built for; give --cores 1..{built.core_num}")
 
 
 def parse_positional(name: str, usage: str, argv: list[str]) -> list[int]:
@@ -342,7 +375,21 @@ class ExampleRun:
         except ConfigError as exc:
             if not self.config:
                 raise
-            raise SettingError(f"the assembly rejects the settings ({', '.join(self.config)}): {exc}") from exc
+            raise SettingError(f"the assembly rejects the settings ({', '.join(self.config)}): {exc}"
+                               f"{self._tile_hint(exc)}") from exc
+
+    def _tile_hint(self, exc: ConfigError) -> str:
+        """A hint for a rule on both tiles broken with one of ``l1_tile`` / ``l0_tile`` configured: the other kept its
+        value (the assembly's default or the example's choice)."""
+        given = [k for k in ("l1_tile", "l0_tile") if k in self.config]
+        if len(given) != 1 or not ("L1" in str(exc) and "L0" in str(exc)):
+            return ""
+        other = "l0_tile" if given[0] == "l1_tile" else "l1_tile"
+        if other not in self._settings:
+            return ""
+        value = self._settings[other]
+        shown = "auto" if value is None else "x".join(str(v) for v in value) if isinstance(value, tuple) else value
+        return f" ({other} is not set and stays {shown}: set {other} too)"
 
     def setting(self, name: str, assemble=None):
         """The value of the assembly keyword ``name`` the kernel was assembled with (:meth:`assemble`): the

@@ -52,6 +52,11 @@ def parse_args(argv) -> dict:
     if len(argv) >= 6 and all(isinstance(t, str) and t.lower() in ("row", "col") for t in argv[-2:]):
         layouts = tuple(RowMajor if t.lower() == "row" else ColumnMajor for t in argv[-2:])
         argv = argv[:-2]
+    elif len(argv) - 2 in (4, 5, 8, 11) and not all(str(t).isdigit() for t in argv[-2:]):
+        # only a trailing layout pair makes this count, and a word is there: name the bad one
+        for label, text in zip(("layoutA", "layoutB"), argv[-2:]):
+            if not (isinstance(text, str) and text.lower() in ("row", "col")):
+                raise ArgumentError(f"{label}: expected row or col (any case), got {text!r}{usage}")
     if len(argv) not in (4, 5, 8, 11):
         raise ArgumentError(f"usage: {NAME} {USAGE}")
     labels = ["problem_count", "m", "n", "k", "device_id"]

@@ -78,3 +78,9 @@ def test_exported_names_reads_only_the_type_checking_block():
     assert exported_names(src) == {"One": "x.y", "Three": "x.y"}
     assert exported_names("if TYPE_CHECKING:\n    from .sub import A\n    from ..up import B\n", "p.q") == {
         "A": "p.q.sub", "B": "p.up"}
+
+
+def test_the_attention_kernels_are_exported_alike():
+    out = _fresh("import sys\nfrom catlass_py.kernel import FAInferKernel, MLAKernel\n"
+                 "print(MLAKernel.__module__, FAInferKernel.__module__)")
+    assert out == "catlass_py.kernel.mla catlass_py.kernel.fa_infer"

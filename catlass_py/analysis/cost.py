@@ -167,6 +167,16 @@ class _CoreTiming:
         self.rates = rates  # MTE2 bytes per cycle of the core's type: (L2 hit, L2 miss)
 
 
+def check_timing_arch(arch, built_for, label: str = "arch") -> None:
+    """Refuse to price a kernel built for the arch ``built_for`` with the cost parameters of ``arch`` when their
+    arch codes differ (a :class:`CostModel` given another arch; ``catlass-py run/tune --arch`` checks it up front,
+    with ``label`` ``"--arch"``): an :class:`~catlass_py.errors.ArgumentError`."""
+    if arch.arch_code != built_for.arch_code:
+        from catlass_py.errors import ArgumentError
+
+        raise ArgumentError(f"{label}: {arch.name} (arch_code {arch.arch_code}) cannot time a kernel built for "
+                            f"{built_for.name} (arch_code {built_for.arch_code})")
+
 
 class CostModel(PipeOrder):
     """Observer that times every instruction of a launch (see the module docstring for the rules).
@@ -236,11 +246,8 @@ class CostModel(PipeOrder):
         self._captures: dict[int, tuple[int, int, int]] = {}  # id of a CoreId -> queue length, MACs, GM bytes read
         self._side: list = []  # what the queued records need beside numbers (see on_event)
         self._last_core = self._last_queue = None
-        if self.arch_override is not None and arch.arch_code != info.arch.arch_code:
-            from catlass_py.errors import ArgumentError
-
-            raise ArgumentError(f"arch: {arch.name} (arch_code {arch.arch_code}) cannot time a kernel built for "
-                                f"{info.arch.name} (arch_code {info.arch.arch_code})")
+        if self.arch_override is not None:
+            check_timing_arch(arch, info.arch)
         self._gm_read = self._gm_write = 0
         self._l2_hit_bytes = self._hbm_read = 0
         self._hbm_rate = p.gm_bandwidth_gbps / p.clock_ghz  # bytes per cycle, all cores together

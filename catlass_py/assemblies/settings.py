@@ -29,6 +29,7 @@ choice (usually the C++'s runtime branch).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import typing
 from dataclasses import dataclass
@@ -132,6 +133,12 @@ def _policy_classes() -> dict[str, type]:
             if isinstance(cls, type) and issubclass(cls, _policies.MmadBase) and cls is not _policies.MmadBase}
 
 
+def _policy_fields(cls) -> list[str]:
+    """The fields a dispatch policy's constructor takes (not ``arch``; not its class constants such as ``STAGES``)."""
+    return [f.name for f in dataclasses.fields(cls) if f.init and f.name != "arch"] \
+        if dataclasses.is_dataclass(cls) else []
+
+
 def _parse_value(text: str):
     t = text.strip()
     if t.lower() in _TRUE[:1] + _FALSE[:1]:
@@ -159,15 +166,15 @@ def _parse_policy(text: str, arch):
             if not eq:
                 raise ValueError(f"policy field {item!r}: expected key=value")
             fields[key.strip()] = _parse_value(value)
-    known = {f for f in getattr(cls, "__dataclass_fields__", {}) if f != "arch"}
-    unknown = sorted(set(fields) - known)
+    known = _policy_fields(cls)
+    unknown = sorted(set(fields) - set(known))
     if unknown:
-        raise ValueError(f"{cls.__name__} has no field {', '.join(unknown)} (fields: {', '.join(sorted(known))})")
+        raise ValueError(f"{cls.__name__} has no field {', '.join(unknown)} (fields: {', '.join(known) or 'none'})")
     return cls(**fields, arch=arch)
 
 
 def _show_policy(v) -> str:
-    fields = [f for f in getattr(v, "__dataclass_fields__", {}) if f != "arch"]
+    fields = _policy_fields(type(v))
     inner = ",".join(f"{f}={_show_bool(getattr(v, f)) if isinstance(getattr(v, f), bool) else getattr(v, f)}"
                      for f in fields)
     return f"{type(v).__name__}({inner})" if inner else type(v).__name__

@@ -9,13 +9,33 @@ import json
 from catlass_py.calibration.points import load_points, select
 from catlass_py.calibration.predict import pair_checks, predict, summarize
 from catlass_py.calibration.report import rich_table, scatter_plot
+from catlass_py.errors import ArgumentError
+
+
+def skipped_points(all_points, ids, *, slow: bool) -> list[tuple[str, str]]:
+    """``(id, why)`` of each of the requested point ``ids`` that does not run: its kernel is not built in
+    catlass_py, or it takes minutes and ``slow`` is off."""
+    by_id = {p.id: p for p in all_points}
+    out = []
+    for i in dict.fromkeys(ids):
+        p = by_id.get(i)
+        if p is not None and not p.modelled:
+            out.append((i, f"has no kernel in catlass_py ({p.example} is not built)"))
+        elif p is not None and p.slow and not slow:
+            out.append((i, "needs --slow (minutes to simulate)"))
+    return out
 
 
 def calibrate(ns, console) -> int:
     """Run the command for parsed arguments ``ns`` (``points``, ``slow``, ``plot``, ``json``); exit status 0 when
-    the predictions meet the calibration targets, 1 otherwise."""
+    the predictions meet the calibration targets, 1 otherwise. Requested points that cannot run are named (and an
+    :class:`~catlass_py.errors.ArgumentError` when none can)."""
     all_points = load_points()
-    points = select(all_points, ns.points.split(",") if ns.points else None, slow=ns.slow)
+    ids = [i.strip() for i in ns.points.split(",")] if ns.points else None
+    points = select(all_points, ids, slow=ns.slow)
+    skipped = skipped_points(all_points, ids or [], slow=ns.slow)
+    if not points:
+        raise ArgumentError(f"--points: nothing to run: {'; '.join(f'{i} {why}' for i, why in skipped)}")
     held_back = [p for p in select(all_points, None, slow=True) if p not in points and ns.points is None]
     preds = []
     for p in points:
@@ -36,7 +56,8 @@ def calibrate(ns, console) -> int:
                         for k, (n, g, w) in summary.by_role.items()},
             "pairs": [{"before": c.before, "after": c.after, "published_change": round(c.published_change, 4),
                        "predicted_change": round(c.predicted_change, 4), "agrees": c.agrees} for c in pairs],
-            "held_back": [p.id for p in held_back], "meets_targets": summary.meets_targets,
+            "held_back": [p.id for p in held_back], "skipped": [{"id": i, "why": why} for i, why in skipped],
+            "meets_targets": summary.meets_targets,
         }))
         return 0 if summary.meets_targets else 1
     console.print(rich_table(preds))
@@ -51,6 +72,8 @@ def calibrate(ns, console) -> int:
                       highlight=False)
     if held_back:
         console.print(f"held back (minutes each; --slow): {', '.join(p.id for p in held_back)}", highlight=False)
+    if skipped:
+        console.print(f"skipped: {'; '.join(f'{i} {why}' for i, why in skipped)}", highlight=False)
     if ns.plot:
         console.print(f"picture: {ns.plot}", highlight=False)
     return 0 if summary.meets_targets else 1

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         MatmulActivation as MatmulActivation,
         MatmulEpilogue as MatmulEpilogue,
     )
+    from catlass_py.kernel.mla import MLAKernel as MLAKernel
     from catlass_py.kernel.optimized_matmul import OptimizedMatmul as OptimizedMatmul
     from catlass_py.kernel.optimized_matmul_tla import (
         OptimizedMatmulTla as OptimizedMatmulTla,

@@ -34,18 +34,33 @@ from catlass_py.tune.sweep import (
 )
 
 
-def read_shapes(path: str) -> list[list[str]]:
+def read_shapes(path: str, *, numbered: bool = False) -> list:
     """The shapes of a ``--shapes`` file: one line of positional arguments each (blank lines and ``#`` comments
-    skipped)."""
+    skipped); with ``numbered``, ``(line number, arguments)`` pairs."""
     shapes = []
     with open(path) as f:
-        for line in f:
+        for number, line in enumerate(f, 1):
             line = line.split("#", 1)[0].strip()
             if line:
-                shapes.append(line.replace(",", " ").split())
+                words = line.replace(",", " ").split()
+                shapes.append((number, words) if numbered else words)
     if not shapes:
         raise ArgumentError(f"--shapes: {path} lists no shape")
     return shapes
+
+
+def check_shape(example, args) -> None:
+    """Parse one problem's arguments as the example's ``run()`` will, before the sweep: with its ``parse_args``
+    when it has one, else as CATLASS's positional integers of its ``USAGE``; a bad shape is the example's
+    :class:`ArgumentError`."""
+    from catlass_py.runner import parse_positional
+
+    parse = getattr(example, "parse_args", None)
+    usage = getattr(example, "USAGE", None)
+    if callable(parse):
+        parse(list(args))
+    elif isinstance(usage, str) and usage and all(w.strip("[]").isidentifier() for w in usage.split()):
+        parse_positional(example.NAME, usage, list(args))
 
 
 def make_executor(ray_address, jobs):
@@ -78,7 +93,7 @@ def tune_command(ns, console: Console, err: Console) -> int:
     """The ``tune`` subcommand (module doc)."""
     from catlass_py.arch.spec import get_arch
     from catlass_py.assemblies.settings import parse_settings
-    from catlass_py.runner import load_script
+    from catlass_py.runner import check_launch, load_script
 
     example = load_script(ns.example)
     if getattr(example, "assemble", None) is None:
@@ -86,10 +101,21 @@ def tune_command(ns, console: Console, err: Console) -> int:
     space = space_of(example.NAME, ns.space)
     if ns.shapes and ns.args:
         raise ArgumentError("tune: give the problem either as ARGS or with --shapes, not both")
-    shapes = read_shapes(ns.shapes) if ns.shapes else [list(ns.args)]
+    if ns.shapes:
+        shapes = []
+        for number, args in read_shapes(ns.shapes, numbered=True):
+            try:
+                check_shape(example, args)
+            except ArgumentError as exc:
+                raise ArgumentError(f"--shapes: {ns.shapes} line {number}: {exc}") from None
+            shapes.append(args)
+    else:
+        shapes = [list(ns.args)]
+        check_shape(example, ns.args)
     arch_name = ns.arch or _launch_arch_name(example)
     spec = get_arch(arch_name)
     cores = ns.cores if ns.cores is not None else spec.core_num
+    check_launch(example, spec if ns.arch else None, cores, cores_given=ns.cores is not None)
     fixed_pairs = dict(p.partition("=")[::2] for p in ns.set)
     parse_settings(example.assemble, fixed_pairs, example_arch(example))  # a bad --set fails before the sweep
     if ns.top < 1:
@@ -101,6 +127,7 @@ def tune_command(ns, console: Console, err: Console) -> int:
     cache = ResultCache(read=not ns.no_cache)
     executor = make_executor(ns.ray, ns.jobs)
     progress_bar = None
+    first_error = None
     try:
         if not ns.json and console.is_terminal:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -121,6 +148,8 @@ def tune_command(ns, console: Console, err: Console) -> int:
         for row in sweep(example, shapes, space, arch=arch_name, cores=cores, executor=executor, cache=cache,
                          fixed=fixed_pairs, prune=not ns.no_prune, top=ns.top, limit=ns.limit, stats=stats,
                          progress=progress, example_id=ns.example if ns.example.endswith(".py") else example.NAME):
+            if first_error is None and row.record.get("status") == "error":
+                first_error = row.record.get("error")
             ranking.add(row)
             if writer is not None:
                 writer.write(row)
@@ -145,7 +174,8 @@ def tune_command(ns, console: Console, err: Console) -> int:
         for shape in ranking.shapes():
             console.print(_ranked_table(example.NAME, shape, ranking.table(shape), columns, stats_line))
         if not ranking.shapes():
-            err.print(f"no configuration could be predicted ({stats_line})", highlight=False, markup=False)
+            why = f"; the first failure: {first_error}" if first_error else ""
+            err.print(f"no configuration could be predicted ({stats_line}){why}", highlight=False, markup=False)
         for shape, (passed, verdict, key) in verify.items():
             (console if passed else err).print(f"best of {' '.join(shape)} ({key}), run with numerics: {verdict}",
                                                highlight=False, markup=False)

@@ -37,3 +37,22 @@ def test_calibrate_prints_a_table_and_draws_the_picture(tmp_path, capsys):
 def test_calibrate_refuses_unknown_points(capsys):
     assert cli.main(["calibrate", "--points", "T99"]) == 2
     assert "T99" in capsys.readouterr().err
+
+
+def test_calibrate_names_requested_points_it_cannot_run(capsys):
+    # T13 takes minutes (--slow), T31 is an example catlass_py does not build: nothing to run is an error
+    assert cli.main(["calibrate", "--points", "T13"]) == 2
+    assert capsys.readouterr().err == "error: --points: nothing to run: T13 needs --slow (minutes to simulate)\n"
+    assert cli.main(["calibrate", "--points", "T31,T13", "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("error: --points: nothing to run: T31 has no kernel in "
+                                                          "catlass_py (46_ascend950_matmul_fixpipe is not built); "
+                                                          "T13 needs --slow")
+    # some run, some cannot: the ones skipped are named
+    rc = cli.main(["calibrate", "--points", "T01,T13", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert [p["id"] for p in out["points"]] == ["T01"]
+    assert out["skipped"] == [{"id": "T13", "why": "needs --slow (minutes to simulate)"}]
+    assert rc == (0 if out["meets_targets"] else 1)
+    cli.main(["calibrate", "--points", "T01,T31"])
+    assert "skipped: T31 has no kernel in catlass_py" in capsys.readouterr().out
