@@ -16,6 +16,7 @@ from catlass_py.arch.events import Observer
 from catlass_py.arch.memory import GlobalBuffer
 from catlass_py.errors import ArgumentError, NoDataError, OutOfBoundsError
 from catlass_py.runner import example_names, load_script
+from catlass_py.testing import EventLog
 from catlass_py.virtual import is_virtual, virtual_array
 
 #: example -> (positional args, cores): small shapes with tails and uneven blocks per core (both archs: the last
@@ -51,32 +52,6 @@ CASES = {
     "52_quant_multi_core_splitk_matmul_tla": (["130", "200", "1100"], 4),
     "transpose_quant_batch_matmul": (["20", "64", "300", "2", "e5m2", "fp16", "021"], 3),
 }
-
-
-class EventLog(Observer):
-    """Every event of a launch with every field but the sequence number; memories are named by name and by the
-    order in which they first appear (their ids differ between two launches)."""
-
-    interests = None
-
-    def __init__(self):
-        self.events = []
-        self._ids = {}
-
-    def _access(self, a):
-        return (a.buffer, self._ids.setdefault(a.buffer_id, len(self._ids)), a.start, a.length, a.stride, a.count,
-                a.space)
-
-    def on_event(self, e):
-        fields = {}
-        for name in e.__dataclass_fields__:
-            if name == "seq":
-                continue
-            v = getattr(e, name)
-            if name in ("gm_reads", "gm_writes", "local_reads", "local_writes"):
-                v = tuple(self._access(a) for a in v)
-            fields[name] = v
-        self.events.append((type(e).__name__, repr(sorted(fields.items()))))
 
 
 def _run(name, numerics, **kwargs):

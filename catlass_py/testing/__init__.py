@@ -1,6 +1,8 @@
 """What tests of kernels and operators need: CATLASS's compare as an assertion (:func:`assert_compare`), and one
 call that runs a kernel or an operator and checks everything the simulator can (:func:`check`: the golden
-compare, the race detector, unconsumed flags, outputs under adversarial interleavings).
+compare, the race detector, unconsumed flags, outputs under adversarial interleavings), and :class:`EventLog`, an
+observer whose record of a launch's events compares equal to another launch's when both issued the same events
+(e.g. a timing-only run and a full run of one kernel).
 
 Installed with catlass_py, :mod:`catlass_py.testing.plugin` registers pytest fixtures through the ``pytest11``
 entry point ``catlass_py``: ``catlass_check`` (:func:`check`), ``catlass_compare`` (:func:`assert_compare`),
@@ -15,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from catlass_py.analysis.schedule import InterleavingReport, explore_interleavings, output_digest
+from catlass_py.arch.events import Observer
 from catlass_py.arch.launch import LaunchResult
 from catlass_py.arch.params import LaunchParams
 from catlass_py.kernel.device_gemm import DeviceGemm
@@ -54,6 +57,34 @@ class CheckResult:
     launch: LaunchResult
     compare: CompareResult | list[CompareResult] | None = None
     interleavings: InterleavingReport | None = None
+
+
+class EventLog(Observer):
+    """Every event of the launches it observes, as ``(event class name, text of every field but the sequence
+    number)`` in :attr:`events`. A memory access names its memory by its name and by the order in which the memory
+    first appeared (buffer ids differ from one launch to the next), so two launches that issued the same events
+    leave equal logs."""
+
+    interests = None
+
+    def __init__(self):
+        self.events: list[tuple[str, str]] = []
+        self._ids: dict[int, int] = {}
+
+    def _access(self, a):
+        return (a.buffer, self._ids.setdefault(a.buffer_id, len(self._ids)), a.start, a.length, a.stride, a.count,
+                a.space)
+
+    def on_event(self, e) -> None:
+        fields = {}
+        for name in e.__dataclass_fields__:
+            if name == "seq":
+                continue
+            v = getattr(e, name)
+            if name in ("gm_reads", "gm_writes", "local_reads", "local_writes"):
+                v = tuple(self._access(a) for a in v)
+            fields[name] = v
+        self.events.append((type(e).__name__, repr(sorted(fields.items()))))
 
 
 def _is_kernel(x) -> bool:
@@ -134,4 +165,4 @@ def check(kernel_or_op, *args, golden=None, k: int | None = None, races: bool = 
     return CheckResult(output, launch, compare, interleavings)
 
 
-__all__ = ["CheckResult", "assert_compare", "check"]
+__all__ = ["CheckResult", "EventLog", "assert_compare", "check"]

@@ -15,7 +15,6 @@ import pytest
 
 from catlass_py.analysis import CostModel
 from catlass_py.arch import LaunchParams, launch
-from catlass_py.arch.events import Observer
 from catlass_py.arch.memory import GlobalBuffer
 from catlass_py.arch.spec import ASCEND_950
 from catlass_py.errors import CatlassError
@@ -42,35 +41,10 @@ from catlass_py.tile.pto import (
     tquant_int8,
     tstore,
 )
+from catlass_py.testing import EventLog
 
 V, M_ = TileType.Vec, TileType.Mat
 RNG = np.random.default_rng(7)
-
-
-class EventLog(Observer):
-    """Every event of a launch with every field but the sequence number; memories are named by name and by the
-    order in which they first appear (their ids differ between two launches)."""
-
-    interests = None
-
-    def __init__(self):
-        self.events = []
-        self._ids = {}
-
-    def _access(self, a):
-        return (a.buffer, self._ids.setdefault(a.buffer_id, len(self._ids)), a.start, a.length, a.stride, a.count,
-                a.space)
-
-    def on_event(self, e):
-        fields = {}
-        for name in e.__dataclass_fields__:
-            if name == "seq":
-                continue
-            v = getattr(e, name)
-            if name in ("gm_reads", "gm_writes", "local_reads", "local_writes"):
-                v = tuple(self._access(a) for a in v)
-            fields[name] = v
-        self.events.append((type(e).__name__, repr(sorted(fields.items()))))
 
 
 # -- the kernels ----------------------------------------------------------------------------------------------------

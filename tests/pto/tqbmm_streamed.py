@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import resource
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -55,16 +56,12 @@ def run(m: int, k: int = 128, n: int = 512, batch: int = 128, *, in_dtype="float
 
 
 def peak_rss() -> int:
-    """This process's own peak resident set size in bytes: Linux's ``VmHWM``. ``ru_maxrss`` is not used where VmHWM
-    exists: at ``exec`` Linux folds the resident peak of the process image being replaced - the parent's, for a
-    child started by fork or vfork - into it, so a child of a 4 GiB pytest reports at least 4 GiB."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    """This process's own peak resident set size in bytes: Linux's ``VmHWM``. ``ru_maxrss`` is the fallback only: at
+    ``exec`` Linux folds the resident peak of the process image being replaced - the parent's, for a child started
+    by fork or vfork - into it, so a child of a 4 GiB pytest reports at least 4 GiB."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        return next(int(line.split()[1]) * 1024 for line in status.read_text().splitlines() if line.startswith("VmHWM:"))
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
 
 
