@@ -89,10 +89,16 @@ def test_bad_settings_exit_2_with_one_line(capsys):
         (["--set", "color=red"], "--set color: not a keyword"),
         (["--set", "l1_tile=256x256x512"], "L1"),  # the assembly's own ConfigError (L1 budget)
         (["--set", "l0_tile=128x256x512"], "L0"),
+        (["--set", "swizzle=3,1", "--set", "swizzle=3,0"], "--set swizzle: set twice, to '3,1' and '3,0'"),
     ):
         assert cli.main(["run", "00", "64", "64", "64", "--cores", "1", *argv]) == 2, argv
         err = capsys.readouterr().err.strip()
         assert err.startswith("error: ") and match in err and "\n" not in err, err
+
+
+def test_a_setting_repeated_with_the_same_value_is_accepted(capsys):
+    assert cli.main(["run", "00", "64", "64", "64", "--cores", "1", "--set", "swizzle=3,1", "--set", "swizzle=3, 1"]) == 0
+    capsys.readouterr()
 
 
 @pytest.mark.parametrize("argv, settings, details", [

@@ -346,16 +346,21 @@ def settings_of(assemble) -> list[SettingInfo]:
 
 def parse_settings(assemble, pairs, arch) -> dict[str, Any]:
     """``KEY=VALUE`` strings (``--set`` options, or a dict of texts) as assembly keywords for ``arch``: an
-    :class:`ArgumentError` names an unknown key (listing the known ones) or a value that is not of its kind."""
+    :class:`ArgumentError` names an unknown key (listing the known ones), a value that is not of its kind, or a
+    key set twice to different values (which one was meant is not for the tool to guess)."""
     known = {s.name: s for s in settings_of(assemble)}
     items = pairs.items() if isinstance(pairs, dict) else (_split(p) for p in pairs)
     out: dict[str, Any] = {}
+    texts: dict[str, str] = {}
     for key, text in items:
         info = known.get(key)
         if info is None:
             raise ArgumentError(f"--set {key}: not a keyword of {assemble.__module__}.assemble (settable: "
                                 f"{', '.join(known) or 'none'})")
-        out[key] = info.parse(str(text), arch)
+        value = info.parse(str(text), arch)
+        if key in out and out[key] != value:
+            raise ArgumentError(f"--set {key}: set twice, to {texts[key]!r} and {str(text)!r}")
+        out[key], texts[key] = value, str(text)
     return out
 
 
