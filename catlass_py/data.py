@@ -1031,6 +1031,7 @@ def cached_inputs(example: str, make, *args, data_seed: int = 1, **kwargs):
     caller may modify.
     """
     directory = cache_dir()
+    limit = cache_max_bytes() if directory is not None else None  # a bad setting fails on a hit too, not only on a write
     key = None if directory is None else _cache_key(example, make, args, kwargs, data_seed)
     if key is None:
         return make(*args, **kwargs), False
@@ -1042,5 +1043,5 @@ def cached_inputs(example: str, make, *args, data_seed: int = 1, **kwargs):
     value = make(*args, **kwargs)
     packed = _pack(value)
     if packed is not None:
-        _cache_store(directory, path, key, packed[0], packed[1], cache_max_bytes())
+        _cache_store(directory, path, key, packed[0], packed[1], limit)
     return value, False

@@ -184,6 +184,13 @@ def test_size_bound_parsing(monkeypatch):
             cache_max_bytes()
 
 
+def test_a_bad_size_bound_is_refused_on_a_hit_too(cache, monkeypatch):
+    cached_inputs("ex", make_pair, 3, 5)
+    monkeypatch.setenv("CATLASS_PY_CACHE_MAX_BYTES", "lots")
+    with pytest.raises(ArgumentError, match="CATLASS_PY_CACHE_MAX_BYTES"):
+        cached_inputs("ex", make_pair, 3, 5)
+
+
 def test_no_temporary_files_left_and_stale_ones_removed(cache):
     cache.mkdir()
     stale = cache / ".tmp-dead.npz"
