@@ -56,7 +56,8 @@ def fa_runner(q_lens, kv_lens, heads, kv_heads, d, causal, *, cores=1, unit_flag
 
 #: The FA runners: together they execute every synchronisation site of FAInferKernel and its blocks (one or
 #: two cores per AI core's task sequence, several tasks per core, odd and even KV block counts, masked and
-#: unmasked stacks, the tail blocks of a head dimension below 128, the unit-flag variant).
+#: unmasked stacks, the tail blocks of a head dimension below 128, the unit-flag variant, masked tails in either
+#: P stage right after a normal stack that read the same L1 bytes).
 FA_RUNNERS = (
     ("decode", dict(q_lens=[1, 2], kv_lens=[384, 300], heads=2, kv_heads=2, d=64, causal=False)),
     ("causal", dict(q_lens=[20], kv_lens=[1100], heads=4, kv_heads=1, d=48, causal=True)),
@@ -68,6 +69,13 @@ FA_RUNNERS = (
     ("one-stack causal tasks", dict(q_lens=[20, 16], kv_lens=[20, 100], heads=2, kv_heads=2, d=32, causal=True)),
     ("GQA causal", dict(q_lens=[60, 60], kv_lens=[700, 190], heads=2, kv_heads=1, d=64, causal=True)),
     ("unit flag", dict(q_lens=[2, 3], kv_lens=[300, 520], heads=2, kv_heads=2, d=32, causal=True, unit_flag=True)),
+    # 64-row tasks whose masked tail starts at an even (kv 364) or odd (kv 236) KV block, so the tail PV loads its P
+    # into L1 stage 1 after waiting MTE1_MTE2[5] alone (stage 0, [4]), each tail followed by the next task's normal
+    # PV. With kv 364 the normal stack before the tail has three blocks, and its last L0A copy (block 2 of a 64-row
+    # stack starts where stage 1 does) reads the bytes the tail then loads: dropping the normal PV's id-5 pair is
+    # a race here only
+    ("tails after long stacks", dict(q_lens=[64, 64, 64], kv_lens=[364, 236, 364], heads=1, kv_heads=1, d=32,
+                                     causal=True)),
 )
 
 

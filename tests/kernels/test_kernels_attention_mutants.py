@@ -52,6 +52,13 @@ ROUND_TRIP = ("covered by the cube <-> vector round trip: between the previous u
 BARRIER_COVERED = ("the PipeBarrier<PIPE_V> separates no read-after-write or write-after-write pair that a later "
                    "barrier does not separate too before the dependent instruction (a write after a read is "
                    "safe on PIPE_V: operands are read at issue)")
+P_STACK_TWIN = ("the P stack load waits MTE1_MTE2[4] and [5], and only the L0A copies of P read those L1 bytes; a "
+                "normal PV sets both ids after its last L0A copy, so either wait orders its reads (twin); a "
+                "masked-tail PV sets only id p + 4 after the L0A copy of its P stage p (one id if its tail spans one "
+                "KV block), but it is the last PV of its task, so the next normal PV runs for a later task and waits "
+                "softmaxReady of that task's first stack, whose softmax waited qkReady of a QK block whose L1 -> L0 "
+                "copies follow the tail's reads on PIPE_MTE1 (round trip); the delayed wait still comes before the "
+                "next P load")
 NO_ROWS = ("the vector core has no rows of this stack: it reads nothing the cube wrote and waits only to "
            "consume the flag's count; the delayed wait still consumes it before the next stack's wait")
 
@@ -90,12 +97,13 @@ FA_EQUIVALENT = {
     "delay mmad_fai_qk_head_tail.py:compute_qk: ctx.wait_flag(HardEvent.MTE1_MTE2, 1 - p)": TWIN,
     "delay mmad_fai_qk_head_tail.py:compute_qk: ctx.wait_flag(HardEvent.M_MTE1, p + 2)": TWIN,
     # PV
-    "delay mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.MTE1_MTE2, 4)": TWIN,
-    "delay mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.MTE1_MTE2, 5)": TWIN,
+    # not the drops of the set + wait pairs of ids 4 and 5: the tail PV's P load into stage 0 / 1 waits id 4 / 5
+    # alone after a normal PV whose last L0A copies read those bytes (reported on "GQA causal" / "tails after long
+    # stacks")
+    "delay mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.MTE1_MTE2, 4)": P_STACK_TWIN,
+    "delay mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.MTE1_MTE2, 5)": P_STACK_TWIN,
     "delay mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.M_MTE1, p)": TWIN,
     "delay mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.FIX_M, 1)": TWIN_L0C,
-    ("drop mmad_fai_pv_normal.py:compute_pv: ctx.set_flag(HardEvent.MTE1_MTE2, 5) + "
-     "drop mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.MTE1_MTE2, 5)"): TWIN,
     ("drop mmad_fai_pv_normal.py:compute_pv: ctx.set_flag(HardEvent.FIX_M, 1) + "
      "drop mmad_fai_pv_normal.py:compute_pv: ctx.wait_flag(HardEvent.FIX_M, 1)"): TWIN_L0C,
     # QK
