@@ -109,6 +109,24 @@ def _emax(t: _dt.DType, emax) -> int:
     return int(emax)
 
 
+def check_rounding_options(rounding: str, fp4_nan: str, rng) -> None:
+    """The checks :func:`quantize_mx` makes of its rounding options, in its order: ``rounding`` ("rne" or
+    "stochastic"), ``fp4_nan`` ("max" or "zero"), and ``rng`` a ``numpy.random.Generator`` for stochastic
+    rounding. An :class:`ArgumentError` names the first one that is wrong."""
+    _choice("rounding", rounding, ("rne", "stochastic"))
+    _choice("fp4_nan", fp4_nan, _FP4_NANS)
+    if rounding == "stochastic" and not isinstance(rng, np.random.Generator):
+        raise ArgumentError(f"rng: stochastic rounding needs a numpy.random.Generator, got {rng!r}")
+
+
+def check_scale_options(t: _dt.DType, *, inf_scale: str, scale_alg: str, emax) -> int:
+    """The checks :func:`mx_scale_exponent` makes of its options for the MX element type ``t``, in its order
+    (``inf_scale``, ``scale_alg``, ``emax``); returns the emax in use (``t``'s when ``emax`` is None)."""
+    _choice("inf_scale", inf_scale, _INF_SCALES)
+    _choice("scale_alg", scale_alg, _SCALE_ALGS)
+    return _emax(t, emax)
+
+
 def _biased_exponent(a: np.ndarray) -> np.ndarray:
     """Biased fp32 exponent field of the non-negative float64 values ``a`` (finite ones): 0 for zero and fp32
     subnormals, 255 beyond the fp32 range (values that would round to inf)."""
@@ -127,9 +145,7 @@ def mx_scale_exponent(amax, elem_dtype, *, inf_scale: str = "exponent", scale_al
     maximum always gives 0xFF.
     """
     t = _elem(elem_dtype)
-    _choice("inf_scale", inf_scale, _INF_SCALES)
-    _choice("scale_alg", scale_alg, _SCALE_ALGS)
-    em = _emax(t, emax)
+    em = check_scale_options(t, inf_scale=inf_scale, scale_alg=scale_alg, emax=emax)
     a = np.abs(to_float64(np.asarray(amax)))
     nan = np.isnan(a)
     if scale_alg == "nv":
@@ -197,10 +213,7 @@ def quantize_mx(x, elem_dtype, block: int = 32, axis: int = -1, *, scale_alg: st
     ``numpy.random.Generator``). ``x`` is never modified.
     """
     t = _elem(elem_dtype)
-    _choice("rounding", rounding, ("rne", "stochastic"))
-    _choice("fp4_nan", fp4_nan, _FP4_NANS)
-    if rounding == "stochastic" and not isinstance(rng, np.random.Generator):
-        raise ArgumentError(f"rng: stochastic rounding needs a numpy.random.Generator, got {rng!r}")
+    check_rounding_options(rounding, fp4_nan, rng)
     xv = np.asarray(x)
     if xv.dtype.kind not in "fiuV":
         raise ArgumentError(f"x: expected a real numeric array, got dtype {xv.dtype}")

@@ -45,9 +45,14 @@ import ml_dtypes
 import numpy as np
 
 from catlass_py.arch.pipes import Pipe
-from catlass_py.errors import ArgumentError, ConfigError
+from catlass_py.errors import ConfigError
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.numerics.mx import _FP4_NANS, _INF_SCALES, E8M0_BIAS, E8M0_NAN, _choice, _emax, quantize_mx
+from catlass_py.numerics.mx import (
+    E8M0_NAN,
+    check_rounding_options,
+    check_scale_options,
+    quantize_mx,
+)
 from catlass_py.numerics.packing import pack_fp4
 from catlass_py.tile.pto._common import arch_of, emit, is950, listening, region, whole
 from catlass_py.tile.pto.tile import Tile, TileType
@@ -108,18 +113,6 @@ def _put_flat(tile: Tile, values: np.ndarray | None, nbytes: int, role: str, wha
     if values is not None:
         _flat_bytes(tile)[:nbytes] = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
     return nbytes
-
-
-def _mx_option_checks(alg: MxQuantAlg, inf_scale, fp4_nan, rounding, rng, emax) -> None:
-    """The checks :func:`~catlass_py.numerics.mx.quantize_mx` (with ``mx_scale_exponent``) makes of its options, with
-    the same errors in the same order; its element type, scale algorithm and array checks always pass for TQUANT's
-    operands. What a timing-only core checks in place of the quantisation."""
-    _choice("rounding", rounding, ("rne", "stochastic"))
-    _choice("fp4_nan", fp4_nan, _FP4_NANS)
-    if rounding == "stochastic" and not isinstance(rng, np.random.Generator):
-        raise ArgumentError(f"rng: stochastic rounding needs a numpy.random.Generator, got {rng!r}")
-    _choice("inf_scale", inf_scale, _INF_SCALES)
-    _emax(get_dtype(alg.elem), emax)
 
 
 def _scratch_max(amax32: np.ndarray, src_dtype: str, alg: MxQuantAlg) -> np.ndarray:
@@ -215,7 +208,9 @@ def tquant(dst: Tile, src: Tile, exp: Tile, max: Tile, scaling: Tile, *,  # noqa
                            inf_scale=inf_scale, fp4_nan=fp4_nan, rounding=rounding, rng=rng, emax=emax)
         codes = q.view(np.uint8) if q.dtype != np.uint8 else q
     else:
-        _mx_option_checks(alg, inf_scale, fp4_nan, rounding, rng, emax)
+        # the option checks quantize_mx makes (its element type and array checks pass for TQUANT's operands)
+        check_rounding_options(rounding, fp4_nan, rng)
+        check_scale_options(get_dtype(alg.elem), inf_scale=inf_scale, scale_alg=alg.scale_alg, emax=emax)
         data = e = codes = None
     # codes: one byte per element (fp4 packed two per byte when written flat); e: one E8M0 byte per group, [vr, G]
     # (ND) or [vr / 32, cols] (DN); the max / scaling values are as wide as the source type
