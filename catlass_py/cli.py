@@ -164,10 +164,8 @@ def _check_options(ns: argparse.Namespace) -> None:
     if ns.timeline_cores is not None:
         if ns.timeline is None:
             raise ArgumentError("--timeline-cores: selects the cores of a --timeline picture; give --timeline PATH too")
+        # (checked against the run's core count in _analyse, which knows the example's default)
         ns.timeline_cores = parse_core_selection("--timeline-cores", ns.timeline_cores)
-        if ns.cores is not None and ns.timeline_cores[-1] >= ns.cores:
-            raise ArgumentError(f"--timeline-cores: the run has AI cores 0..{ns.cores - 1} (--cores {ns.cores}), "
-                                f"got core {ns.timeline_cores[-1]}")
     if ns.timeline is not None:
         check_picture_path("--timeline", ns.timeline)
         if importlib.util.find_spec("matplotlib") is None:
@@ -460,7 +458,7 @@ def _analyse(example, ns: argparse.Namespace, progress_hook) -> ExampleResult:
     from catlass_py.analysis import CostModel, explore_interleavings, write_chrome_trace
     from catlass_py.arch import LaunchParams
     from catlass_py.arch.spec import get_arch
-    from catlass_py.runner import built_for, check_launch
+    from catlass_py.runner import check_launch
 
     if ns.predict_only and ns.seeds:
         raise ArgumentError("--seeds compares the outputs of interleavings; a --predict-only run computes none")
@@ -476,8 +474,7 @@ def _analyse(example, ns: argparse.Namespace, progress_hook) -> ExampleResult:
         extra["config"] = config
     arch = get_arch(ns.arch) if ns.arch else None
     cores = ns.cores if ns.cores is not None or arch is None else arch.core_num
-    check_launch(example, arch, cores, cores_given=ns.cores is not None)
-    built = built_for(example)
+    built = check_launch(example, arch, cores, cores_given=ns.cores is not None)
     run_cores = cores if cores is not None else getattr(built, "core_num", None)
     if ns.timeline_cores and run_cores is not None and ns.timeline_cores[-1] >= run_cores:
         why = f"--cores {cores}" if ns.cores is not None else f"every AI core of {(arch or built).name}"

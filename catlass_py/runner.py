@@ -142,17 +142,18 @@ def built_for(example):
     return param.default if param is not None and isinstance(param.default, ArchSpec) else None
 
 
-def check_launch(example, arch, cores: int | None, *, cores_given: bool) -> None:
+def check_launch(example, arch, cores: int | None, *, cores_given: bool):
     """The checks of ``--arch`` and ``--cores`` that ``catlass-py run`` and ``tune`` make before anything runs,
     against the arch the example's kernel is built for (:func:`built_for`; nothing to check when the example does
     not say): the ``--arch`` spec ``arch`` (or None) must be able to time it
     (:func:`catlass_py.analysis.cost.check_timing_arch`), and ``cores`` (given as ``--cores`` when ``cores_given``,
-    else ``arch``'s core count) must fit on it. An :class:`ArgumentError` names the option."""
+    else ``arch``'s core count) must fit on it. An :class:`ArgumentError` names the option. Returns the arch the
+    kernel is built for (None when the example does not say)."""
     from catlass_py.analysis.cost import check_timing_arch
 
     built = built_for(example)
     if built is None:
-        return
+        return None
     if arch is not None:
         check_timing_arch(arch, built, "--arch")
     if cores is not None and cores > built.core_num:
@@ -161,6 +162,7 @@ def check_launch(example, arch, cores: int | None, *, cores_given: bool) -> None
                                 f"{example.NAME}'s kernel is built for), got {cores}")
         raise ArgumentError(f"--arch: {arch.name} has {cores} AI cores, more than the {built.core_num} of {built.name} "
                             f"that {example.NAME}'s kernel is built for; give --cores 1..{built.core_num}")
+    return built
 
 
 def parse_positional(name: str, usage: str, argv: list[str]) -> list[int]:

@@ -12,18 +12,13 @@ from catlass_py.calibration.report import rich_table, scatter_plot
 from catlass_py.errors import ArgumentError
 
 
-def skipped_points(all_points, ids, *, slow: bool) -> list[tuple[str, str]]:
-    """``(id, why)`` of each of the requested point ``ids`` that does not run: its kernel is not built in
-    catlass_py, or it takes minutes and ``slow`` is off."""
+def skipped_points(all_points, ids, points) -> list[tuple[str, str]]:
+    """``(id, why)`` of each of the requested point ``ids`` that :func:`~catlass_py.calibration.points.select` left
+    out of ``points``: its kernel is not built in catlass_py, or else it is one of the slow points (``--slow`` off)."""
     by_id = {p.id: p for p in all_points}
-    out = []
-    for i in dict.fromkeys(ids):
-        p = by_id.get(i)
-        if p is not None and not p.modelled:
-            out.append((i, f"has no kernel in catlass_py ({p.example} is not built)"))
-        elif p is not None and p.slow and not slow:
-            out.append((i, "needs --slow (minutes to simulate)"))
-    return out
+    running = {p.id for p in points}
+    return [(i, f"has no kernel in catlass_py ({by_id[i].example} is not built)" if not by_id[i].modelled
+             else "needs --slow (minutes to simulate)") for i in dict.fromkeys(ids) if i not in running]
 
 
 def calibrate(ns, console) -> int:
@@ -33,7 +28,7 @@ def calibrate(ns, console) -> int:
     all_points = load_points()
     ids = [i.strip() for i in ns.points.split(",")] if ns.points else None
     points = select(all_points, ids, slow=ns.slow)
-    skipped = skipped_points(all_points, ids or [], slow=ns.slow)
+    skipped = skipped_points(all_points, ids or [], points)
     if not points:
         raise ArgumentError(f"--points: nothing to run: {'; '.join(f'{i} {why}' for i, why in skipped)}")
     held_back = [p for p in select(all_points, None, slow=True) if p not in points and ns.points is None]
