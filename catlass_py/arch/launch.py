@@ -286,9 +286,8 @@ def blas_threads(limit: int | None):
 
     The limit is process-wide, so concurrent users share it: the first one in sets it, the last one out
     restores the process's setting (a lock and a count of the blocks running). The BLAS libraries are looked
-    up once per process (threadpoolctl's ``ThreadpoolController``: about 1.7 ms, which every launch paid when
-    each block looked them up again); numpy's BLAS, which the cores and the goldens use, is loaded with numpy,
-    before the first launch.
+    up once per process (threadpoolctl's ``ThreadpoolController``; a lookup scans the loaded libraries, about
+    1.7 ms); numpy's BLAS, which the cores and the goldens use, is loaded with numpy, before the first launch.
     """
     global _blas_users, _blas_limiter, _blas_controller
     if limit is None:

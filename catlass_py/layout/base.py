@@ -503,6 +503,13 @@ class MatrixLayout(Layout):
         cube's ``C += A @ B`` in L0C); same rules as :meth:`write`. Integer sums wrap like hardware."""
         run_accumulate(*self._scatter_plan(buf, nd, fold=False))
 
+    def check_fits(self, rows: int, cols: int) -> None:
+        """The shape check of :meth:`write`: an ``ArgumentError`` unless a ``rows x cols`` array fits the logical
+        shape (for a caller that checks a write it does not make, e.g. a timing-only core)."""
+        if rows > self.rows or cols > self.cols:
+            raise ArgumentError(f"nd: shape {(rows, cols)} does not fit in the layout's {self.rows}x{self.cols} "
+                                f"logical shape ({self!r})")
+
     def _scatter_plan(self, buf: np.ndarray, nd: np.ndarray, *, fold: bool):
         """Validate a scatter of ``nd`` into ``buf``; return ``(plan, buf, contiguous nd)``."""
         if type(nd) is not np.ndarray:
@@ -511,9 +518,7 @@ class MatrixLayout(Layout):
             raise ArgumentError(f"nd: expected a 2-D array, got shape {nd.shape}")
         r, c = nd.shape
         if r > self.rows or c > self.cols:
-            raise ArgumentError(
-                f"nd: shape {nd.shape} does not fit in the layout's {self.rows}x{self.cols} logical shape ({self!r})"
-            )
+            self.check_fits(r, c)
         check_buf(buf, writable=True)
         if nd.dtype != buf.dtype:
             check_dtype(buf, nd, "nd")

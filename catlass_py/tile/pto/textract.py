@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from catlass_py.arch.pipes import Pipe
-from catlass_py.errors import ArgumentError, ConfigError
+from catlass_py.errors import ConfigError
 from catlass_py.tile.pto._common import arch_of, burst_copy, emit, is950, listening, region
 from catlass_py.tile.pto.fixpipe import DEFAULT_OPTIONS, FixpipeOptions, ReluPreMode
 from catlass_py.tile.pto.tile import CompactMode, Tile, TileType
@@ -77,15 +77,6 @@ def _window_fits(tile: Tile, r0: int, c0: int, rows: int, cols: int, role: str, 
     if r0 + rows > tile.rows or c0 + cols > tile.cols:
         raise ConfigError(f"{what}: the {rows}x{cols} window at ({r0}, {c0}) exceeds the {role}'s static "
                           f"{tile.rows}x{tile.cols} (index + extent <= Rows / Cols)")
-
-
-def _write_fits(tile: Tile, rows: int, cols: int) -> None:
-    """The shape check :meth:`Tile.write` makes (``Layout.write`` in ``catlass_py/layout/base.py``) for a ``rows x
-    cols`` array, without the array: what a timing-only core checks in place of the write."""
-    lay = tile.layout
-    if rows > lay.rows or cols > lay.cols:
-        raise ArgumentError(f"nd: shape {(rows, cols)} does not fit in the layout's {lay.rows}x{lay.cols} logical "
-                            f"shape ({lay!r})")
 
 
 def _emit_move(ctx, pipe, op, nbytes, reads, writes, **info) -> None:
@@ -152,7 +143,7 @@ def _cube_load(dst: Tile, src: Tile, r0: int, c0: int, what: str) -> None:
     if dst.computes:
         dst.write(_window(src, r0, c0, rows, cols))
     else:  # timing-only: the write's shape check (a scale box grid may outgrow the static rows), no bytes
-        _write_fits(dst, rows, cols)
+        dst.layout.check_fits(rows, cols)
     _emit_move(dst.ctx, Pipe.MTE1, "TEXTRACT", dst.dtype.nbytes(rows * cols),
                (region(src, rows, cols, row0=r0, col0=c0),), (region(dst, rows, cols),), path=f"Mat->{dst.loc.value}",
                index=(r0, c0), rows=rows, cols=cols)
