@@ -164,8 +164,10 @@ def _check_options(ns: argparse.Namespace) -> None:
     if ns.timeline_cores is not None:
         if ns.timeline is None:
             raise ArgumentError("--timeline-cores: selects the cores of a --timeline picture; give --timeline PATH too")
-        # (checked against the run's core count in _analyse, which knows the example's default)
         ns.timeline_cores = parse_core_selection("--timeline-cores", ns.timeline_cores)
+        if ns.cores is not None and ns.timeline_cores[-1] >= ns.cores:  # (without --cores: _analyse)
+            raise ArgumentError(f"--timeline-cores: the run has AI cores 0..{ns.cores - 1} (--cores {ns.cores}), "
+                                f"got core {ns.timeline_cores[-1]}")
     if ns.timeline is not None:
         check_picture_path("--timeline", ns.timeline)
         if importlib.util.find_spec("matplotlib") is None:
@@ -476,10 +478,10 @@ def _analyse(example, ns: argparse.Namespace, progress_hook) -> ExampleResult:
     cores = ns.cores if ns.cores is not None or arch is None else arch.core_num
     built = check_launch(example, arch, cores, cores_given=ns.cores is not None)
     run_cores = cores if cores is not None else getattr(built, "core_num", None)
-    if ns.timeline_cores and run_cores is not None and ns.timeline_cores[-1] >= run_cores:
-        why = f"--cores {cores}" if ns.cores is not None else f"every AI core of {(arch or built).name}"
-        raise ArgumentError(f"--timeline-cores: the run has AI cores 0..{run_cores - 1} ({why}), "
-                            f"got core {ns.timeline_cores[-1]}")
+    if ns.timeline_cores and ns.cores is None and run_cores is not None and ns.timeline_cores[-1] >= run_cores:
+        # the default core count is the example's (a given --cores was checked before the example was loaded)
+        raise ArgumentError(f"--timeline-cores: the run has AI cores 0..{run_cores - 1} (every AI core of "
+                            f"{(arch or built).name}), got core {ns.timeline_cores[-1]}")
     cost = CostModel(arch, record=bool(ns.trace or ns.timeline))
     result = example.run(ns.args, cores=cores, seed=ns.seed, observers=(cost,), progress=progress_hook, **extra)
     if ns.set:
