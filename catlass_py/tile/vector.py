@@ -52,7 +52,7 @@ def _ub(t: LocalTensor, op: str) -> None:
         raise ConfigError(f"{op}: operands must live in UB, got a {t.position} tensor")
 
 
-def _plain_conversion(src_dtype, dst_dtype, round_mode: RoundMode) -> bool:
+def plain_conversion(src_dtype, dst_dtype, round_mode: RoundMode) -> bool:
     """Whether ``rounding.cast`` of a ``src_dtype`` array to ``dst_dtype`` with ``round_mode`` is numpy's own
     conversion (``astype``): widening to fp32 from a type it holds exactly (any mode), int32 -> fp32 with
     RINT/NONE (round to nearest even), fp32 -> fp16/bf16 with RINT/NONE (correctly rounded, overflow to inf)."""
@@ -88,7 +88,7 @@ def vector_cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count
         x = src.view(count)  # the source is checked (and converted) before the destination
         if valid is not None and 0 <= valid < count:
             x = x[:valid]
-        if _plain_conversion(x.dtype, dst.dtype, round_mode):
+        if plain_conversion(x.dtype, dst.dtype, round_mode):
             d = dst.view(count)[:x.size]
             if x.dtype.kind in "iu":  # from an integer: no float exception to silence
                 np.copyto(d, x, casting="unsafe")
