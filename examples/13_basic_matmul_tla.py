@@ -61,6 +61,8 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     tag_a, tag_b = mm.layout_tag_a, mm.layout_tag_b  # RowMajor (the example) or what --set layout_a/b chose
     element, element_c = mm.element_a.name, mm.element_c.name  # fp16 (the example) or --set element/out_element
     ex.require("element", ("float16", "bfloat16", "int8"), "BlockMmadTla's element types")
+    ex.require("layout_a", (RowMajor, ColumnMajor), "the host stores A row- or column-major")
+    ex.require("layout_b", (RowMajor, ColumnMajor), "the host stores B row- or column-major")
     gm = {"c": ((m, n), element_c)}
     gm.update({name: (shape, element) for name, tag, shape in (("a", tag_a, (m, k)), ("b", tag_b, (k, n)))
                if tag != "RowMajor"})  # a column-major operand is stored as a transposed copy

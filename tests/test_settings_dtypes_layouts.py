@@ -44,7 +44,7 @@ DTYPE_VALUES = {
     "element_group_list": ("int32", "int64", "int8"),
     "in_dtype": ("float8_e4m3fn", "float8_e5m2", "int8"),
 }
-LAYOUT_VALUES = ("row", "column")
+LAYOUT_VALUES = ("row", "column", "zN", "nZ")
 
 
 def _run(capsys, example, settings, *extra):
@@ -128,6 +128,7 @@ def test_the_host_follows_the_settings(capsys, example, settings, output_dtype):
     ("06", {"element": "int8"}, "--set element=int8"),  # OptimizedMatmul makes C of A's type
     ("00", {"layout_a": "zN"}, "--set layout_a=zN"),  # the host stores row- or column-major matrices
     ("45", {"layout_a": "zN"}, "--set layout_a=zN"),  # the layouts are the example's row|col arguments
+    ("13", {"layout_b": "nZ"}, "--set layout_b=nZ"),  # the host stores row- or column-major matrices
     ("20", {"element": "bf16"}, "(element)"),  # the assembly: no bf16 bias
     ("23", {"element": "int8"}, "--set element=int8"),
     ("10", {"out_dtype": "float32"}, "(out_dtype)"),
