@@ -300,6 +300,7 @@ def _settings_help(command: str, name: str) -> str | None:
     spaces), derived from its ``assemble()``; None when the example cannot be loaded. (This loads the example, so
     it imports the simulator; ``--help`` without an example does not.)"""
     from catlass_py.assemblies.settings import settings_of
+    from catlass_py.runner import setting_text
 
     try:
         example = load_script(name)
@@ -311,10 +312,15 @@ def _settings_help(command: str, name: str) -> str | None:
         lines.append(f"{example.NAME} has no assemble(): no --set settings.")
     else:
         infos = settings_of(assemble)
+        # the values the example's host takes where it narrows the assembly's (SUPPORTED_SETTINGS)
+        supported = getattr(example, "SUPPORTED_SETTINGS", {})
         lines.append(f"assembly settings of {example.NAME} (--set KEY=VALUE; {assemble.__module__}.assemble):")
         width = max((len(i.name) for i in infos), default=0)
-        for info in infos:
-            lines.append(f"  {info.name:<{width}}  {info.syntax:<28} default {info.show(info.default)}")
+        syntaxes = ["|".join(map(setting_text, supported[i.name][0])) if i.name in supported else i.syntax
+                    for i in infos]
+        column = max([28, *map(len, syntaxes)])
+        for info, syntax in zip(infos, syntaxes):
+            lines.append(f"  {info.name:<{width}}  {syntax:<{column}} default {info.show(info.default)}")
     if command == "tune":
         from catlass_py.tune.space import describe_spaces
 

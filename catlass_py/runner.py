@@ -421,6 +421,12 @@ class ExampleRun:
             shown = ", ".join(setting_text(v) for v in allowed)
             raise SettingError(f"{self.example}: --set {name}={setting_text(value)}: {why} (supported: {shown})")
 
+    def require_supported(self, supported: dict, assemble=None) -> None:
+        """:meth:`require` for every entry ``name: (allowed values, why)`` of an example's ``SUPPORTED_SETTINGS``
+        (the values of its assembly's settings that its host code takes; ``run NAME --help`` lists them)."""
+        for name, (allowed, why) in supported.items():
+            self.require(name, allowed, why, assemble)
+
     @contextmanager
     def host_checks(self) -> Iterator[None]:
         """The host's input checks (an operator's ``validate_inputs``) inside the ``with`` block: on a run with

@@ -34,6 +34,14 @@ NAME = "00_basic_matmul"
 USAGE = "m n k [device_id]"
 SUMMARY = "C = A @ B, fp16 (BasicMatmul + MmadAtlasA2Pingpong, swizzle <3,0>)"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16", "int8", "float32"), "basic_matmul.cpp's ElementA (its README)"),
+    "layout_a": ((RowMajor, ColumnMajor), "the host stores A row- or column-major"),
+    "layout_b": ((RowMajor, ColumnMajor), "the host stores B row- or column-major"),
+}
+
 
 def make_inputs(m: int, n: int, k: int, element: str = "float16") -> tuple[np.ndarray, np.ndarray]:
     """A [m, k] and B [k, n] of ``element`` (fp16 by default), as the C++ fills them:
@@ -55,9 +63,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     kernel = ex.assemble(assemble, arch)
     element, element_c = ex.setting("element"), kernel.block_mmad.element_c.name  # ElementA = ElementB, ElementC
     layout_a, layout_b = ex.setting("layout_a"), ex.setting("layout_b")
-    ex.require("element", ("float16", "bfloat16", "int8", "float32"), "basic_matmul.cpp's ElementA (its README)")
-    ex.require("layout_a", (RowMajor, ColumnMajor), "the host stores A row- or column-major")
-    ex.require("layout_b", (RowMajor, ColumnMajor), "the host stores B row- or column-major")
+    ex.require_supported(SUPPORTED_SETTINGS)
     # the memory budget, before allocating
     ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element)}, gm={"c": ((m, n), element_c)},
                golden=golden.peak_bytes("matmul", m=m, n=n, k=k, int8=element == "int8"))

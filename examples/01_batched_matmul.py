@@ -35,6 +35,14 @@ NAME = "01_batched_matmul"
 USAGE = "batch_count m n k [device_id]"
 SUMMARY = "C[b] = A[b] @ B[b], fp16 (BatchedMatmul + MmadAtlasA2Pingpong, swizzle <3,0> if m > n else <3,1>)"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16", "int8", "float32"), "batched_matmul.cpp's ElementA (its README)"),
+    "layout_a": ((RowMajor, ColumnMajor), "the host stores A row- or column-major"),
+    "layout_b": ((RowMajor, ColumnMajor), "the host stores B row- or column-major"),
+}
+
 
 def make_inputs(batch_count: int, m: int, n: int, k: int, element: str = "float16") -> tuple[np.ndarray, np.ndarray]:
     """A [B, m, k] and B [B, k, n] of ``element`` (fp16 by default) as the C++ fills them
@@ -55,9 +63,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     swizzle = (kernel.block_scheduler.swizzle_offset, kernel.block_scheduler.swizzle_direction)
     element, element_c = ex.setting("element"), kernel.block_mmad.element_c.name  # ElementA = ElementB, ElementC
     layout_a, layout_b = ex.setting("layout_a"), ex.setting("layout_b")
-    ex.require("element", ("float16", "bfloat16", "int8", "float32"), "batched_matmul.cpp's ElementA (its README)")
-    ex.require("layout_a", (RowMajor, ColumnMajor), "the host stores A row- or column-major")
-    ex.require("layout_b", (RowMajor, ColumnMajor), "the host stores B row- or column-major")
+    ex.require_supported(SUPPORTED_SETTINGS)
     ex.reserve(kernel, inputs={"a": ((batch_count, m, k), element), "b": ((batch_count, k, n), element)},
                gm={"c": ((batch_count, m, n), element_c)},
                golden=golden.peak_bytes("batched_matmul", batch=batch_count, m=m, n=n, k=k, int8=element == "int8"))

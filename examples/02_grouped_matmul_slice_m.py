@@ -35,6 +35,13 @@ NAME = "02_grouped_matmul_slice_m"
 USAGE = "problem_count m n k [device_id]"
 SUMMARY = "grouped C[rows_g] = A[rows_g] @ B_g, A split along M, fp16 (GroupedMatmulSliceM + PreloadAsync)"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16", "int8"), "the grouped matmul's element types"),
+    "layout_b": ((RowMajor, ColumnMajor), "the host stores B row- or column-major"),
+}
+
 
 def make_inputs(problem_count: int, m: int, n: int, k: int, *, segmented: bool = False, element: str = "float16"):
     """(A [m, k], B [G, k, n] logical, group list int64) as the C++ builds them, A and B of ``element`` (fp16 by
@@ -57,8 +64,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     kernel = ex.assemble(assemble, arch, tiling=tiling)
     element, element_c = ex.setting("element"), kernel.block_mmad.element_c.name  # ElementA = ElementB, ElementC
     layout_b = ex.setting("layout_b")
-    ex.require("element", ("float16", "bfloat16", "int8"), "the grouped matmul's element types")
-    ex.require("layout_b", (RowMajor, ColumnMajor), "the host stores B row- or column-major")
+    ex.require_supported(SUPPORTED_SETTINGS)
     ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((problem_count, k, n), element),
                                "group_list": ((problem_count,), "int64")},
                gm={"b": ((problem_count, k, n), element), "c": ((m, n), element_c)},

@@ -29,6 +29,12 @@ NAME = "03_matmul_add"
 USAGE = "m n k [device_id]"
 SUMMARY = "fp16 matmul + element-wise add of X on the vector cores (MatmulEpilogue, full-size workspace)"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16"), "the add epilogue's element types"),
+}
+
 
 def inputs(m: int, n: int, k: int, element: str = "float16"):
     """Host data like the C++: one glibc stream, A, B, X = FillRandomData<Element>(-5.0f, 5.0f) in that order,
@@ -52,7 +58,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     core_num = ex.core_num
     kernel = ex.assemble(assemble, arch, swizzle_direction=0 if m > n else 1)
     element = ex.setting("element")  # A, B, C, X and D
-    ex.require("element", ("float16", "bfloat16"), "the add epilogue's element types")
+    ex.require_supported(SUPPORTED_SETTINGS)
     ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element), "x": ((m, n), element)},
                gm={"d": ((m, n), element)}, golden=golden.peak_bytes("matmul_add", m=m, n=n, k=k),
                arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), kernel.block_mmad.element_c.nbytes(1),

@@ -33,6 +33,12 @@ NAME = "05_grouped_matmul_slice_k"
 USAGE = "problem_count m n k [device_id]"
 SUMMARY = "grouped C_g = A[:, K_g] @ B[K_g, :], K split by groups, empty groups zeroed by AIV, fp16 (GroupedMatmulSliceK)"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16", "int8"), "the grouped matmul's element types"),
+}
+
 
 def make_inputs(problem_count: int, m: int, n: int, k: int, element: str = "float16"):
     """(A [m, k] logical, B [k, n], group list int64 over k) as the C++ builds them: A (column-major storage),
@@ -54,7 +60,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     core_num = ex.core_num
     kernel = ex.assemble(assemble, arch)
     element, element_c = ex.setting("element"), kernel.block_mmad.element_c.name  # ElementA = ElementB, ElementC
-    ex.require("element", ("float16", "bfloat16", "int8"), "the grouped matmul's element types")
+    ex.require_supported(SUPPORTED_SETTINGS)
     c_bytes = host_dtype(element_c).itemsize * problem_count * m * n
     ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element),
                                "group_list": ((problem_count,), "int64")},

@@ -31,6 +31,12 @@ NAME = "07_grouped_matmul_slice_m_per_token_dequant_moe"
 USAGE = "problem_count m n k [device_id]"
 SUMMARY = "int8 grouped matmul split along M + fp32 per-channel x per-token dequant -> fp16 (full-size workspace)"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element_group_list": (("int32", "int64"), "GenerateGroupList's element types"),
+}
+
 
 def inputs(problem_count: int, m: int, n: int, k: int, element_scale: str = "float32",
            element_group_list: str = "int32"):
@@ -58,7 +64,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     kernel = ex.assemble(assemble, arch)
     d_type = kernel.block_epilogue.d_type.element
     element_scale, element_group_list = ex.setting("scale_dtype"), ex.setting("element_group_list")
-    ex.require("element_group_list", ("int32", "int64"), "GenerateGroupList's element types")
+    ex.require_supported(SUPPORTED_SETTINGS)
     ex.reserve(kernel, inputs={"a": ((m, k), "int8"), "b": ((problem_count, k, n), "int8"),
                                "group_list": ((problem_count,), element_group_list),
                                "scale": ((problem_count, n), element_scale), "per_token_scale": ((m,), element_scale)},

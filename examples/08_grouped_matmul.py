@@ -40,6 +40,14 @@ NAME = "08_grouped_matmul"
 USAGE = "problem_count m n k [device_id]"
 SUMMARY = "grouped matmul over a list of problem shapes (the example slices K), fp16 (GroupedMatmul + PreloadAsync)"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16", "int8"), "the grouped matmul's element types"),
+    "layout_a": ((RowMajor, ColumnMajor), "the host stores A_g row- or column-major"),
+    "layout_b": ((RowMajor, ColumnMajor), "the host stores B_g row- or column-major"),
+}
+
 
 def make_inputs(problem_count: int, m: int, n: int, k: int, element: str = "float16"):
     """(A [m, k] logical, B [k, n], group list int32 over k) as the C++ builds them: A (column-major storage)
@@ -87,9 +95,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     kernel = ex.assemble(assemble, arch)
     element, element_c = ex.setting("element"), kernel.block_mmad.element_c.name  # ElementA = ElementB, ElementC
     layout_a, layout_b = ex.setting("layout_a"), ex.setting("layout_b")
-    ex.require("element", ("float16", "bfloat16", "int8"), "the grouped matmul's element types")
-    ex.require("layout_a", (RowMajor, ColumnMajor), "the host stores A_g row- or column-major")
-    ex.require("layout_b", (RowMajor, ColumnMajor), "the host stores B_g row- or column-major")
+    ex.require_supported(SUPPORTED_SETTINGS)
     c_bytes = host_dtype(element_c).itemsize * problem_count * m * n
     ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element),
                                "group_list": ((problem_count,), "int32")},

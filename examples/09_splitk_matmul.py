@@ -31,6 +31,12 @@ NAME = "09_splitk_matmul"
 USAGE = "m n k [device_id]"
 SUMMARY = "fp16 matmul with K split across cores, fp32 workspace slices reduced on the vector cores"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16"), "the kernel's element types: fp16 or bf16"),
+}
+
 
 def inputs(m: int, n: int, k: int, element: str = "float16"):
     """Host data like the C++: A then B (B in its column-major storage order) = FillRandomData<ElementA>(-5.0f,
@@ -53,7 +59,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     core_num = ex.core_num
     kernel = ex.assemble(assemble, arch)
     element, element_c = ex.setting("element"), kernel.reduce_add.element_out.name  # ElementA = ElementB, ElementC
-    ex.require("element", ("float16", "bfloat16"), "the kernel's element types: fp16 or bf16")
+    ex.require_supported(SUPPORTED_SETTINGS)
     ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element)}, gm={"c": ((m, n), element_c)},
                golden=golden.peak_bytes("matmul", m=m, n=n, k=k),
                arguments=lambda gm: kernel.Arguments(GemmCoord(m, n, k), core_num, kernel.block_mmad.element_c.nbytes(1),

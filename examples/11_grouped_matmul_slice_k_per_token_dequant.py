@@ -30,6 +30,12 @@ NAME = "11_grouped_matmul_slice_k_per_token_dequant"
 USAGE = "problem_count m n k [device_id]"
 SUMMARY = "int8 grouped matmul split along K + per-channel x per-token dequant -> bf16 [G, m, n]"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element_group_list": (("int32", "int64"), "GenerateGroupList's element types"),
+}
+
 
 def inputs(problem_count: int, m: int, n: int, k: int, element_scale: str = "bfloat16",
            element_group_list: str = "int64"):
@@ -57,7 +63,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     core_num = ex.core_num
     kernel = ex.assemble(assemble, arch)
     element_d, element_group_list = ex.setting("out_dtype"), ex.setting("element_group_list")  # D and both scales
-    ex.require("element_group_list", ("int32", "int64"), "GenerateGroupList's element types")
+    ex.require_supported(SUPPORTED_SETTINGS)
     ex.reserve(kernel, inputs={"a": ((m, k), "int8"), "b": ((k, n), "int8"), "scale": ((problem_count, n), element_d),
                                "per_token_scale": ((problem_count, m), element_d),
                                "group_list": ((problem_count,), element_group_list)},

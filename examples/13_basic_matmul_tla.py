@@ -36,6 +36,14 @@ USAGE = "m n k [device_id]"
 SUMMARY = "C = A @ B, fp16, on TLA tensors (BasicMatmulTla + BlockMmadTla<MmadPingpong>, swizzle <3,0>/<3,1>)"
 _LAYOUT = {"RowMajor": RowMajor, "ColumnMajor": ColumnMajor}
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16", "int8"), "BlockMmadTla's element types"),
+    "layout_a": ((RowMajor, ColumnMajor), "the host stores A row- or column-major"),
+    "layout_b": ((RowMajor, ColumnMajor), "the host stores B row- or column-major"),
+}
+
 
 def make_inputs(m: int, n: int, k: int, element: str = "float16") -> tuple[np.ndarray, np.ndarray]:
     """A [m, k] and B [k, n] of ``element`` (fp16 by default), as the C++ fills them:
@@ -60,9 +68,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     mm = kernel.block_mmad
     tag_a, tag_b = mm.layout_tag_a, mm.layout_tag_b  # RowMajor (the example) or what --set layout_a/b chose
     element, element_c = mm.element_a.name, mm.element_c.name  # fp16 (the example) or --set element/out_element
-    ex.require("element", ("float16", "bfloat16", "int8"), "BlockMmadTla's element types")
-    ex.require("layout_a", (RowMajor, ColumnMajor), "the host stores A row- or column-major")
-    ex.require("layout_b", (RowMajor, ColumnMajor), "the host stores B row- or column-major")
+    ex.require_supported(SUPPORTED_SETTINGS)
     gm = {"c": ((m, n), element_c)}
     gm.update({name: (shape, element) for name, tag, shape in (("a", tag_a, (m, k)), ("b", tag_b, (k, n)))
                if tag != "RowMajor"})  # a column-major operand is stored as a transposed copy

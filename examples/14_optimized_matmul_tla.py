@@ -34,6 +34,14 @@ USAGE = "m n k [device_id]"
 SUMMARY = ("C = A @ B, fp16, A row-major and B column-major, on TLA tensors (OptimizedMatmulTla + "
            "BlockMmadTla<MmadAtlasA2Preload>, PaddingMatrixBlockND prologues when needed)")
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16"), "the kernel makes C of A's type: fp16 or bf16"),
+    "layout_a": ((RowMajor, ColumnMajor), "the host stores A row- or column-major"),
+    "layout_b": ((RowMajor, ColumnMajor), "the host stores B row- or column-major"),
+}
+
 
 def make_inputs(m: int, n: int, k: int, element: str = "float16") -> tuple[np.ndarray, np.ndarray]:
     """A [m, k] and B [k, n] of ``element`` (fp16 by default), as the C++ fills them:
@@ -54,9 +62,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     element, layout_a, layout_b = (ex.setting(key, assemble) for key in ("element", "layout_a", "layout_b"))
-    ex.require("element", ("float16", "bfloat16"), "the kernel makes C of A's type: fp16 or bf16", assemble)
-    ex.require("layout_a", (RowMajor, ColumnMajor), "the host stores A row- or column-major", assemble)
-    ex.require("layout_b", (RowMajor, ColumnMajor), "the host stores B row- or column-major", assemble)
+    ex.require_supported(SUPPORTED_SETTINGS, assemble)
     pad_a, pad_b = padding_for(m, n, k, layout_a.__name__, layout_b.__name__)  # IsNeedPadding(tagA / tagB)
     kernel = ex.assemble(assemble, arch, padding_a=pad_a, padding_b=pad_b, swizzle=swizzle_for(m, n))
     swizzle = (kernel.block_scheduler.swizzle_offset, kernel.block_scheduler.swizzle_direction)

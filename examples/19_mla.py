@@ -26,7 +26,7 @@ from catlass_py import golden_attention
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.mla import assemble
 from catlass_py.data_attention import example19_inputs
-from catlass_py.errors import ArgumentError
+from catlass_py.errors import ArgumentError, SettingError
 from catlass_py.kernel.mla_tiling import TILING_KVCORENUM, get_mla_tiling
 from catlass_py.numerics.compare import error_metrics
 from catlass_py.numerics.dtypes import get_dtype
@@ -36,6 +36,12 @@ from catlass_py.runner import ExampleResult, ExampleRun
 NAME = "19_mla"
 USAGE = "batch qSeqlenList kvSeqlenList numHeads numBlocks blockSize [--dtype DTYPE] [--device DEVICE_ID]"
 SUMMARY = "multi-head latent attention decode: paged latent KV (512 + 64), flash decoding, fp16/bf16 (MLAKernel)"
+
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16"), "MLA's element types (--dtype half|bf16)"),
+}
 
 
 def _int_list(name: str, text: str) -> list[int]:
@@ -70,7 +76,7 @@ def parse_args(argv) -> dict:
         if flag == "--dtype":
             if value not in ("half", "bf16"):
                 raise ArgumentError(f"--dtype: dtype must be 'half' or 'bf16', got {value!r}")
-            out["dtype"] = value
+            out["dtype"] = out["dtype_option"] = value  # dtype_option: given on the command line
     b = out["batch"]
     if b < 1:
         raise ArgumentError(f"batch: expected a positive integer, got {b}")
@@ -135,8 +141,10 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     element = "bfloat16" if a["dtype"] == "bf16" else "float16"
+    ex.require_supported(SUPPORTED_SETTINGS, assemble)
     if "element" in ex.config:  # --set element: the host data follows the kernel's element, as --dtype does
-        ex.require("element", ("float16", "bfloat16"), "MLA's element types (--dtype half|bf16)")
+        if "dtype_option" in a and ex.setting("element") != element:
+            raise SettingError(f"{NAME}: --set element={ex.setting('element')} contradicts --dtype {a['dtype']}")
         element = ex.setting("element")
         a["dtype"] = "bf16" if element == "bfloat16" else "half"
     kernel = ex.assemble(assemble, arch, element=element)

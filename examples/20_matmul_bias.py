@@ -32,6 +32,14 @@ NAME = "20_matmul_bias"
 USAGE = "m n k [device_id]"
 SUMMARY = "C = A @ B + bias, fp16, bias through the BT buffer (MatmulBias + MmadAtlasA2PingpongBias)"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16", "int8"), "MatmulBias's element types"),
+    "layout_a": ((RowMajor, ColumnMajor), "the host stores A row- or column-major"),
+    "layout_b": ((RowMajor, ColumnMajor), "the host stores B row- or column-major"),
+}
+
 
 def make_inputs(m: int, n: int, k: int, element: str = "float16", bias_element: str = "float16"):
     """A [m, k], B [k, n] of ``element`` and bias [n] of ``bias_element`` (fp16 by default), as the C++:
@@ -54,9 +62,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     mm = kernel.block_mmad
     element, element_c, element_bias = ex.setting("element"), mm.element_c.name, mm.bias_type.element.name
     layout_a, layout_b = ex.setting("layout_a"), ex.setting("layout_b")
-    ex.require("element", ("float16", "bfloat16", "int8"), "MatmulBias's element types")
-    ex.require("layout_a", (RowMajor, ColumnMajor), "the host stores A row- or column-major")
-    ex.require("layout_b", (RowMajor, ColumnMajor), "the host stores B row- or column-major")
+    ex.require_supported(SUPPORTED_SETTINGS)
     ex.reserve(kernel, inputs={"a": ((m, k), element), "b": ((k, n), element), "bias": ((n,), element_bias)},
                gm={"c": ((m, n), element_c)},
                golden=golden.peak_bytes("matmul_bias", m=m, n=n, k=k, int8=element == "int8"))

@@ -37,6 +37,12 @@ NAME = "21_basic_matmul_preload_zN"
 USAGE = "m n k [device_id]"
 SUMMARY = "C = A @ B, fp16, B in zN (BasicMatmulPreload + MmadAtlasA2Preload, swizzle <3,0>, cube cores only)"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16"), "the kernel makes C of A's type: fp16 or bf16"),
+}
+
 
 def make_inputs(m: int, n: int, k: int, element: str = "float16"):
     """A [m, k] row-major and B [k, n] logical of ``element`` (fp16 by default), B read through
@@ -65,7 +71,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     kernel = ex.assemble(assemble, arch)
     b_kind = kernel.block_mmad.b_type.layout  # zN (the example) or what --set layout_b chose
     element = ex.setting("element")  # A, B and C: fp16 (the example) or what --set element chose
-    ex.require("element", ("float16", "bfloat16"), "the kernel makes C of A's type: fp16 or bf16")
+    ex.require_supported(SUPPORTED_SETTINGS)
     b_gm = b_kind.make_layout(element, k, n).capacity if b_kind in (zN, nZ) else k * n
     ex.reserve(kernel, inputs={"a": ((m, k), element), "b storage": ((k * n,), element), "b": ((k, n), element),
                                "zN offsets": ((k * n,), "int64")},  # the layout's gather / scatter index

@@ -23,7 +23,7 @@ from catlass_py import golden_attention
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.flash_attention_infer import assemble
 from catlass_py.data_attention import MASK_SIDE, PAGED_BLOCK_SIZE, example23_inputs, gen_seqlen
-from catlass_py.errors import ArgumentError
+from catlass_py.errors import ArgumentError, SettingError
 from catlass_py.kernel.fa_infer import FAInferKernel, get_fa_tiling_param, q_n_block_tile, q_s_block_tile
 from catlass_py.numerics.compare import compare_data
 from catlass_py.ops.flash_attention_infer import flash_attention_infer, validate_inputs
@@ -32,6 +32,13 @@ from catlass_py.runner import ExampleResult, ExampleRun
 NAME = "23_flash_attention_infer"
 USAGE = "batch qSeqlen kvSeqlen numHeads kvHeads embeddingSize isVariedLen maskType [--dtype DTYPE] [--device DEVICE_ID]"
 SUMMARY = "flash attention inference: paged KV cache, GQA, causal mask, fp16/bf16 (FAInferKernel, online softmax)"
+
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16"), "the FA kernel's element types (--dtype half|bf16)"),
+    "paged_cache": ((True,), "the example's host data is gen_data.py's paged KV cache"),
+}
 
 
 def parse_args(argv) -> dict:
@@ -57,7 +64,7 @@ def parse_args(argv) -> dict:
         if flag == "--dtype":
             if value not in ("half", "bf16"):
                 raise ArgumentError(f"--dtype: dtype must be 'half' or 'bf16', got {value!r}")
-            out["dtype"] = value
+            out["dtype"] = out["dtype_option"] = value  # dtype_option: given on the command line
     for name in names[:6]:
         if out[name] < 1:
             raise ArgumentError(f"{name}: expected a positive integer, got {out[name]}")
@@ -106,11 +113,12 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     element = "bfloat16" if a["dtype"] == "bf16" else "float16"
+    ex.require_supported(SUPPORTED_SETTINGS, assemble)
     if "element" in ex.config:  # --set element: the host data follows the kernel's element, as --dtype does
-        ex.require("element", ("float16", "bfloat16"), "the FA kernel's element types (--dtype half|bf16)")
+        if "dtype_option" in a and ex.setting("element") != element:
+            raise SettingError(f"{NAME}: --set element={ex.setting('element')} contradicts --dtype {a['dtype']}")
         element = ex.setting("element")
         a["dtype"] = "bf16" if element == "bfloat16" else "half"
-    ex.require("paged_cache", (True,), "the example's host data is gen_data.py's paged KV cache", assemble)
     kernel = ex.assemble(assemble, arch, element=element)
     _reserve(ex, kernel, a, element)
     x = ex.inputs(example23_inputs, a["batch"], a["qSeqlen"], a["kvSeqlen"], a["numHeads"], a["kvHeads"],

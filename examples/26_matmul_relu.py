@@ -42,6 +42,14 @@ NAME = "26_matmul_relu"
 USAGE = "m n k [device_id]"
 SUMMARY = "C = ReLU(A @ B), fp16, fixpipe ReLU (OptimizedMatmul + MmadAtlasA2Preload, AIV padding if needed)"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16", "int8"), "the ReLU matmul's element types"),
+    "layout_a": ((RowMajor, ColumnMajor), "the host stores A row- or column-major"),
+    "layout_b": ((RowMajor, ColumnMajor), "the host stores B row- or column-major"),
+}
+
 
 def make_inputs(m: int, n: int, k: int, element: str = "float16"):
     """A [m, k] and B [k, n] of ``element`` (fp16 by default; logical, B drawn as its column-major n x k buffer)
@@ -60,9 +68,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
     core_num = ex.core_num
     element, layout_a, layout_b = (ex.setting(key, assemble) for key in ("element", "layout_a", "layout_b"))
-    ex.require("element", ("float16", "bfloat16", "int8"), "the ReLU matmul's element types", assemble)
-    ex.require("layout_a", (RowMajor, ColumnMajor), "the host stores A row- or column-major", assemble)
-    ex.require("layout_b", (RowMajor, ColumnMajor), "the host stores B row- or column-major", assemble)
+    ex.require_supported(SUPPORTED_SETTINGS, assemble)
     pad_a, pad_b = padding_needed(m, n, k, element, layout_a, layout_b)  # IsNeedPadding(layoutA / layoutB)
     kernel = ex.assemble(assemble, arch, padding_a=pad_a, padding_b=pad_b, swizzle=(3, 0) if m > n else (3, 1))
     swizzle = (kernel.block_scheduler.swizzle_offset, kernel.block_scheduler.swizzle_direction)

@@ -32,6 +32,12 @@ NAME = "27_matmul_gelu"
 USAGE = "m n k [device_id]"
 SUMMARY = "fp16 matmul + Gelu activation on the vector cores (MatmulActivation, fp32 workspace)"
 
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16"), "the activation matmul's element types"),
+}
+
 
 def inputs(m: int, n: int, k: int, element: str = "float16"):
     """Host data like the C++: one glibc stream, A then B = FillRandomData<ElementA>(-5.0f, 5.0f), fp16 by
@@ -67,7 +73,7 @@ def run_activation(name: str, activation: str, argv, *, cores=None, seed=None, o
     ex = ExampleRun(name, arch, cores, observers=observers, progress=progress, options=options, config=config)
     kernel = ex.assemble(ASSEMBLE[activation], arch, swizzle_direction=0 if m > n else 1)
     element, element_d = ex.setting("element"), kernel.block_epilogue.d_type.element.name
-    ex.require("element", ("float16", "bfloat16"), "the activation matmul's element types")
+    ex.require_supported(SUPPORTED_SETTINGS)
     if "activation" in ex.config:  # example 27's assembly takes the epilogue's tile op: the golden follows it
         ex.require("activation", tuple(GOLDEN_OF), "the example has a golden for these activations")
         activation = GOLDEN_OF[ex.setting("activation")]

@@ -24,6 +24,7 @@ SUMMARY = "fp16 matmul + Silu activation on the vector cores (MatmulActivation, 
 
 _matmul_gelu = importlib.import_module("catlass_py.examples.27_matmul_gelu")
 inputs = _matmul_gelu.inputs  # host data like the C++: A then B = FillRandomData<fp16_t>(-5.0f, 5.0f)
+SUPPORTED_SETTINGS = _matmul_gelu.SUPPORTED_SETTINGS  # what run_activation takes (run NAME --help)
 
 
 def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=None, config=None) -> ExampleResult:

@@ -24,12 +24,20 @@ from catlass_py import data, golden
 from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.quant_optimized_matmul_tla import assemble, padding_for, swizzle_for
 from catlass_py.ops.quant_optimized_matmul_tla import quant_optimized_matmul_tla
+from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 
 NAME = "42_quant_optimized_matmul_tla"
 USAGE = "m n k [device_id]"
 SUMMARY = ("int8 C = A @ B with the TLA preload block and padding prologues, per-token dequant to bf16 on the "
            "vector cores (QuantOptimizedMatmulTla)")
+
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "layout_a": ((RowMajor, ColumnMajor), "the padding tile copies take A row- or column-major"),
+    "layout_b": ((RowMajor, ColumnMajor), "the padding tile copies take B row- or column-major"),
+}
 
 
 def make_inputs(m: int, n: int, k: int):
@@ -51,6 +59,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
+    ex.require_supported(SUPPORTED_SETTINGS, assemble)
     pad_a, pad_b = padding_for(m, n, k, "RowMajor", "ColumnMajor")
     kernel = ex.assemble(assemble, arch, padding_a=pad_a, padding_b=pad_b, swizzle=swizzle_for(m, n))
     swizzle = (kernel.block_scheduler.swizzle_offset, kernel.block_scheduler.swizzle_direction)

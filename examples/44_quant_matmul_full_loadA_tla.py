@@ -28,6 +28,7 @@ from catlass_py.epilogue.block import PerTokenDequantTlaParams
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel.quant_matmul_full_load_a_tla import FullLoadABlockMmadArguments
 from catlass_py.ops.quant_matmul_full_load_a_tla import quant_matmul_full_load_a_tla
+from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 from catlass_py.tla import make_layout_tag
 
@@ -35,6 +36,13 @@ NAME = "44_quant_matmul_full_loadA_tla"
 USAGE = "m n k [device_id]"
 SUMMARY = ("int8 C = A @ B with A's K panel resident in L1 (BlockMmadTla<MmadFullLoadA>, "
            "GemmIdentityBlockSwizzleL1FullLoad), per-token dequant to bf16 on the vector cores")
+
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "layout_a": ((RowMajor, ColumnMajor), "the operator stores A row- or column-major"),
+    "layout_b": ((RowMajor, ColumnMajor), "the operator stores B row- or column-major"),
+}
 
 
 def make_inputs(m: int, n: int, k: int):
@@ -56,6 +64,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
+    ex.require_supported(SUPPORTED_SETTINGS, assemble)
     core_num = ex.core_num  # GetCoreNumAic()
     kernel = ex.assemble(assemble, arch, block_scheduler=scheduler_for(m, ex.config.get("l1_tile", L1_TILE)[0]))
     scheduler = kernel.block_scheduler

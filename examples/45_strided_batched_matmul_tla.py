@@ -40,6 +40,15 @@ USAGE = "problem_count m n k [device_id] [lda ldb ldc] [strideA strideB strideC]
 SUMMARY = ("batched C = A @ B, fp16, rank-3 TLA layouts with any leading dimension and batch stride "
            "(StridedBatchedMatmulTla + BlockMmadTla<MmadPingpongTlaV2>)")
 INT64_MAX = (1 << 63) - 1
+_LAYOUTS_WHY = "the layouts are the example's trailing arguments (layoutA layoutB: row|col)"
+
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "element": (("float16", "bfloat16", "int8"), "BlockMmadTla's element types"),
+    "layout_a": ((RowMajor, ColumnMajor), _LAYOUTS_WHY),
+    "layout_b": ((RowMajor, ColumnMajor), _LAYOUTS_WHY),
+}
 
 
 def parse_args(argv) -> dict:
@@ -93,11 +102,12 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
         raise ArgumentError(f"usage: {NAME} {USAGE}")
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
+    ex.require_supported(SUPPORTED_SETTINGS, assemble)
     # The C++ takes the layouts as arguments and its default leading dimensions and strides follow them: --set
     # layout_a / layout_b are those arguments when the command line does not give them.
     wanted = {key: ex.setting(key, assemble) if key in ex.config else p[key] for key in ("layout_a", "layout_b")}
     if wanted != {key: p[key] for key in wanted}:
-        why = "the layouts are the example's trailing arguments (layoutA layoutB: row|col)"
+        why = _LAYOUTS_WHY
         configured = [key for key in wanted if key in ex.config]
         for key in configured:
             ex.require(key, (RowMajor, ColumnMajor), why)
@@ -115,7 +125,6 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     layout_c = batched_layout(batch, m, n, p["stride_c"], p["ldc"], "RowMajor")
     len_a, len_b, len_c = extent(layout_a), extent(layout_b), extent(layout_c)
     element, element_c = kernel.block_mmad.element_a.name, kernel.block_mmad.element_c.name  # or --set element
-    ex.require("element", ("float16", "bfloat16", "int8"), "BlockMmadTla's element types")
     ex.reserve(kernel, inputs={"a": ((len_a,), element), "b": ((len_b,), element)},
                gm={"c": ((len_c,), element_c)},
                golden=golden.peak_bytes("batched_matmul", m=m, n=n, k=k, batch=batch, int8=element == "int8")

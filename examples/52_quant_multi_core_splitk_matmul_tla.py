@@ -23,6 +23,7 @@ from catlass_py.arch import ATLAS_A2
 from catlass_py.assemblies.quant_multi_core_splitk_matmul_tla import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.ops.quant_multi_core_splitk_matmul_tla import quant_multi_core_splitk_matmul_tla
+from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.runner import ExampleResult, ExampleRun, parse_positional
 from catlass_py.tla import make_layout_tag
 
@@ -30,6 +31,13 @@ NAME = "52_quant_multi_core_splitk_matmul_tla"
 USAGE = "m n k [device_id]"
 SUMMARY = ("int8 C = A @ B split over cube cores along K, int32 reduction and per-token dequant to bf16 on the "
            "vector cores (QuantMultiCoreSplitkMatmulTla + BlockMmadTla<MmadPingpong>)")
+
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "layout_a": ((RowMajor, ColumnMajor), "the operator stores A row- or column-major"),
+    "layout_b": ((RowMajor, ColumnMajor), "the operator stores B row- or column-major"),
+}
 
 
 def make_inputs(m: int, n: int, k: int):
@@ -52,6 +60,7 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     m, n, k, *_device = parse_positional(NAME, USAGE, list(argv))
     arch = ATLAS_A2
     ex = ExampleRun(NAME, arch, cores, observers=observers, progress=progress, options=options, config=config)
+    ex.require_supported(SUPPORTED_SETTINGS, assemble)
     core_num = ex.core_num  # GetCoreNumAic()
     kernel = ex.assemble(assemble, arch)
     layouts = (make_layout_tag("int8", "RowMajor", m, k), make_layout_tag("int8", "ColumnMajor", k, n),

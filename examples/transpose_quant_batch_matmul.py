@@ -20,8 +20,9 @@ import numpy as np
 from catlass_py import golden
 from catlass_py.analysis import output_digest
 from catlass_py.arch import ASCEND_950, launch
+from catlass_py.assemblies.settings import settings_of
 from catlass_py.assemblies.transpose_quant_batch_matmul import assemble
-from catlass_py.errors import ArgumentError
+from catlass_py.errors import ArgumentError, SettingError
 from catlass_py.kernel.transpose_quant_batch_matmul import (
     PERM_DN,
     PERM_ND,
@@ -34,6 +35,13 @@ from catlass_py.virtual import virtual_array
 NAME = "transpose_quant_batch_matmul"
 USAGE = "m k n batch [e4m3|e5m2] [fp16|bf16] [012|021] (or: test1 | test3)"
 SUMMARY = "pypto-gym MXFP8 batch matmul x1[M,B,K] @ x2[B,K,N] with E8M0 scales -> fp16/bf16 [M,B,N] (Ascend 950)"
+
+#: the values of its assembly's settings the example's host takes (``run NAME --help`` lists them; the
+#: run refuses the others before anything runs)
+SUPPORTED_SETTINGS = {
+    "in_dtype": (("float8_e4m3fn", "float8_e5m2"), "the MX matmul's fp8 inputs (e4m3|e5m2)"),
+    "out_dtype": (("float16", "bfloat16"), "the kernel's outputs (fp16|bf16)"),
+}
 
 PRESETS = {  # seed 004: ShapeConfig ori_shape [M, K, N], batch_size, in/out dtype, permX2
     "test1": ("8", "128", "512", "128", "e5m2", "bf16", "021"),
@@ -88,8 +96,15 @@ def run(argv, *, cores=None, seed=None, observers=(), progress=None, options=Non
     if k % 64:
         raise ArgumentError(f"k: must be a multiple of 64, got {k}")
     # --set in_dtype / out_dtype / perm_x2 choose what the optional arguments choose; the host data follows them
-    ex.require("in_dtype", ("float8_e4m3fn", "float8_e5m2"), "the MX matmul's fp8 inputs (e4m3|e5m2)", assemble)
-    ex.require("out_dtype", ("float16", "bfloat16"), "the kernel's outputs (fp16|bf16)", assemble)
+    ex.require_supported(SUPPORTED_SETTINGS, assemble)
+    args = list(argv)
+    given = 3 if len(args) == 1 else len(args) - 4  # the optional arguments the command line gave (a preset: all)
+    infos = {info.name: info for info in settings_of(assemble)}
+    for key, value in (("in_dtype", in_dtype), ("out_dtype", out_dtype), ("perm_x2", perm_x2))[:given]:
+        if key in ex.config and ex.setting(key, assemble) != value:
+            show = infos[key].show
+            raise SettingError(f"{NAME}: --set {key}={show(ex.setting(key, assemble))} contradicts the argument "
+                               f"that gives {show(value)}")
     in_dtype, out_dtype, perm_x2 = (ex.config.get(key, value) for key, value in
                                     (("in_dtype", in_dtype), ("out_dtype", out_dtype), ("perm_x2", perm_x2)))
     kernel = ex.assemble(assemble, arch, in_dtype=in_dtype, out_dtype=out_dtype, perm_x2=perm_x2)

@@ -199,3 +199,51 @@ def test_shape_only_inputs_have_the_settings_dtype():
     a, b = ex.inputs(module.make_inputs, 64, 96, 40, "bfloat16")
     assert a.dtype.name == b.dtype.name == "bfloat16" and a.shape == (64, 40)
     assert data.fill_random_fp16_t(data.GlibcRand(), 4, -5.0, 5.0, "int8").dtype == np.int8
+
+
+def _help_line(capsys, example: str, key: str) -> str:
+    assert cli.main(["run", example, "--help"]) == 0
+    out = capsys.readouterr().out
+    return next(line for line in out.splitlines() if line.split()[:1] == [key])
+
+
+def test_help_lists_the_values_each_example_supports(capsys):
+    # the assembly takes zN / nZ (its setting's syntax), the example's host only row- or column-major matrices
+    assert _help_line(capsys, "00", "layout_a").split()[1] == "RowMajor|ColumnMajor"
+    assert _help_line(capsys, "00", "element").split()[1] == "float16|bfloat16|int8|float32"
+    assert _help_line(capsys, "21", "layout_b").split()[1] == "RowMajor|ColumnMajor|zN|nZ"  # 21 takes them all
+    assert _help_line(capsys, "44", "layout_b").split()[1] == "RowMajor|ColumnMajor"
+    assert _help_line(capsys, "28", "element").split()[1] == "float16|bfloat16"  # example 27's host, shared
+    # every narrowing names a setting of the example's assembly, with values that setting parses to
+    for example in SHAPES:
+        module = load_script(example)
+        infos = {info.name: info for info in settings_of(module.assemble)}
+        for key, (allowed, why) in getattr(module, "SUPPORTED_SETTINGS", {}).items():
+            assert key in infos and why, (example, key)
+            for value in allowed:
+                assert infos[key].parse(infos[key].show(value), ATLAS_A2) == value, (example, key, value)
+
+
+@pytest.mark.parametrize("example, argv, match", [
+    ("19", [*SHAPES["19"], "--dtype", "half", "--set", "element=bf16"], "--set element=bfloat16 contradicts --dtype half"),
+    ("23", [*SHAPES["23"], "--dtype", "bf16", "--set", "element=float16"],
+     "--set element=float16 contradicts --dtype bf16"),
+    ("transpose_quant_batch_matmul", ["64", "128", "64", "2", "e4m3", "--set", "in_dtype=float8_e5m2"],
+     "--set in_dtype=float8_e5m2 contradicts the argument that gives float8_e4m3fn"),
+    ("transpose_quant_batch_matmul", ["test1", "--set", "perm_x2=012"],
+     "--set perm_x2=012 contradicts the argument that gives 021"),
+])
+def test_a_setting_that_contradicts_the_examples_own_argument_is_refused(capsys, example, argv, match):
+    assert cli.main(["run", example, *argv, "--cores", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert match in err and "\n" not in err
+
+
+@pytest.mark.parametrize("example, argv, output_dtype", [
+    ("23", [*SHAPES["23"], "--dtype", "bf16", "--set", "element=bfloat16"], "bf16"),
+    ("transpose_quant_batch_matmul", ["64", "128", "64", "2", "e5m2", "--set", "in_dtype=float8_e5m2"], "bf16"),
+])
+def test_a_setting_that_agrees_with_the_examples_own_argument_runs(capsys, example, argv, output_dtype):
+    assert cli.main(["run", example, *argv, "--cores", "2", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["passed"] and result["output_dtype"] == output_dtype
