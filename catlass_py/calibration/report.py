@@ -30,7 +30,11 @@ def rich_table(predictions, title: str = "cost model vs CATLASS's published timi
 
     table = Table(title=title)
     for name in HEADER:
-        table.add_column(name, justify="right" if name.endswith(("us", "ratio")) else "left")
+        if name == "case":  # the one column that folds: the rest keep their values on one line at any width
+            table.add_column(name, overflow="fold")
+        else:  # two-word headers on two lines
+            table.add_column(name.replace(" ", "\n"), justify="right" if name.endswith(("us", "ratio")) else "left",
+                             no_wrap=True)
     for row in _rows(predictions):
         style = None if row[-1] == "yes" else "red"
         table.add_row(*row, style=style)

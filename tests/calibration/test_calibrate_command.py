@@ -4,6 +4,7 @@ picture, and the exit status (0 when the points meet the targets)."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -56,3 +57,26 @@ def test_calibrate_names_requested_points_it_cannot_run(capsys):
     assert rc == (0 if out["meets_targets"] else 1)
     cli.main(["calibrate", "--points", "T01,T31"])
     assert "skipped: T31 has no kernel in catlass_py" in capsys.readouterr().out
+
+
+def test_the_table_keeps_every_value_whole_in_an_80_column_terminal():
+    from rich.console import Console
+
+    from catlass_py.calibration.points import load_points
+    from catlass_py.calibration.report import rich_table
+
+    points = {p.id: p for p in load_points()}
+    # what the table reads of a Prediction (whose times come from a cost report)
+    rows = [SimpleNamespace(point=points[i], predicted_us=us, ratio=us / points[i].published_us, within=True)
+            for i, us in (("T01", 18.06), ("Y01", 32.18))]
+    console = Console(width=80, record=True, force_terminal=False)
+    console.print(rich_table(rows))
+    text = console.export_text()
+    assert "…" not in text and max(map(len, text.splitlines())) <= 80
+    for p in rows:  # id, device, role and the numbers each on one line; the case folds but keeps every character
+        line = next(line for line in text.splitlines() if f" {p.point.id} " in line)
+        for value in (p.point.arch.replace("Ascend", ""), p.point.role, f"{p.point.published_us:.2f}",
+                      f"{p.predicted_us:.2f}", f"{p.ratio:.3f}"):
+            assert value in line
+        case = "".join(line.split("│")[2].strip() for line in text.splitlines() if line.count("│") > 5)
+        assert p.point.label.replace(" ", "") in case.replace(" ", "")
