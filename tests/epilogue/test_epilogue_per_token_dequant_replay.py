@@ -105,16 +105,22 @@ def _inputs(m, n, out_np, scale_np, seed):
     return c, scale, pts
 
 
+def _params(c, scale, pts, d_host, blocks, m=None):
+    """The kernel's parameters: C (read-only, m x n unless ``m`` says the blocks address more rows), the scales and
+    D's host array, wrapped as GM buffers."""
+    return ((m or c.shape[0]), c.shape[1], blocks, GlobalBuffer.from_array(c, "C", read_only=True).tensor("int32"),
+            GlobalBuffer.from_array(scale, "scale", read_only=True).tensor(scale.dtype),
+            GlobalBuffer.from_array(pts, "pts", read_only=True).tensor(pts.dtype),
+            GlobalBuffer.from_array(d_host, "D").tensor(d_host.dtype))
+
+
 def _run(epi, c, scale, pts, blocks, out_np, d_rows=None, *, ops_only=False, monkeypatch=None):
     """D, both UBs and the markers of one launch; ``ops_only``: every tile runs through the tile ops."""
     m, n = c.shape
     if ops_only:
         monkeypatch.setattr(ptd._TileReplay, "build", classmethod(lambda cls, *a: None))
     d_host = np.full((d_rows or m, n), np.nan, np.float32).astype(out_np)
-    p = (m, n, blocks, GlobalBuffer.from_array(c, "C", read_only=True).tensor("int32"),
-         GlobalBuffer.from_array(scale, "scale", read_only=True).tensor(scale.dtype),
-         GlobalBuffer.from_array(pts, "pts", read_only=True).tensor(pts.dtype),
-         GlobalBuffer.from_array(d_host, "D").tensor(out_np))
+    p = _params(c, scale, pts, d_host, blocks)
     ub, marks = {}, Markers()
     try:
         launch(EpilogueOnly(epi, ub), p, 1, arch=A2, observers=(marks,), options=LaunchParams(poison=0x5A))
@@ -183,10 +189,7 @@ def _run_view(epi, c_short, m, scale, pts, blocks, *, ops_only=False, monkeypatc
         monkeypatch.setattr(ptd._TileReplay, "build", classmethod(lambda cls, *a: None))
     n = c_short.shape[1]
     d_host = np.zeros((m, n), BF16)
-    p = (m, n, blocks, GlobalBuffer.from_array(c_short, "C", read_only=True).tensor("int32"),
-         GlobalBuffer.from_array(scale, "scale", read_only=True).tensor(scale.dtype),
-         GlobalBuffer.from_array(pts, "pts", read_only=True).tensor(pts.dtype),
-         GlobalBuffer.from_array(d_host, "D").tensor(BF16))
+    p = _params(c_short, scale, pts, d_host, blocks, m)
     try:
         launch(EpilogueOnly(epi, {}), p, 1, arch=A2)
     finally:
@@ -212,17 +215,10 @@ def test_no_repeat_when_instructions_or_flags_are_observed_or_in_timing_only_run
 
     for observer in (_Instructions(), _Flags()):
         d_host = np.zeros((m, n), BF16)
-        p = (m, n, blocks, GlobalBuffer.from_array(c, "C", read_only=True).tensor("int32"),
-             GlobalBuffer.from_array(scale, "scale", read_only=True).tensor(scale.dtype),
-             GlobalBuffer.from_array(pts, "pts", read_only=True).tensor(pts.dtype),
-             GlobalBuffer.from_array(d_host, "D").tensor(BF16))
-        launch(EpilogueOnly(epi, {}), p, 1, arch=A2, observers=(observer,))
+        launch(EpilogueOnly(epi, {}), _params(c, scale, pts, d_host, blocks), 1, arch=A2, observers=(observer,))
         np.testing.assert_array_equal(d_host.view(np.uint16), _golden(c, scale, pts, BF16).view(np.uint16))
     assert replays["run"] == 0
     d_host = np.zeros((m, n), BF16)
-    p = (m, n, blocks, GlobalBuffer.from_array(c, "C", read_only=True).tensor("int32"),
-         GlobalBuffer.from_array(scale, "scale", read_only=True).tensor(scale.dtype),
-         GlobalBuffer.from_array(pts, "pts", read_only=True).tensor(pts.dtype),
-         GlobalBuffer.from_array(d_host, "D").tensor(BF16))
-    launch(EpilogueOnly(epi, {}), p, 1, arch=A2, options=LaunchParams(numerics=False))
+    launch(EpilogueOnly(epi, {}), _params(c, scale, pts, d_host, blocks), 1, arch=A2,
+           options=LaunchParams(numerics=False))
     assert replays["run"] == 0 and not d_host.view(np.uint16).any()
