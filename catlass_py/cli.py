@@ -19,9 +19,10 @@ imports nothing heavy).
 ``run`` prints CATLASS's verdict line ("Compare success." on stdout, or "Compare failed. Error count: N" on
 stderr) and a summary table: what the output was compared with, the cost model's predicted device time, cube
 utilisation and per-pipe busy fractions, and the wall time of each phase; ``--json`` prints one JSON object
-instead (with ``schema_version``). ``--trace`` writes a Chrome/Perfetto trace, ``--timeline`` a PNG
-(matplotlib), ``--detect-races`` checks every pair of accesses to the same bytes (global memory and every on-chip
-buffer; from two cores or two pipes of one core) for a happens-before order and reports unconsumed flag sets,
+instead (with ``schema_version``). ``--trace`` writes a Chrome/Perfetto trace, ``--timeline`` a picture (PNG,
+SVG, PDF, ...; matplotlib), ``--detect-races`` checks every pair of accesses to the same bytes (global memory and
+every on-chip buffer; from two cores or two pipes of one core) for a happens-before order and reports unconsumed
+flag sets,
 ``--seeds N`` reruns under N adversarial interleavings and compares the outputs. Output paths (and a picture's
 format) are checked before anything runs (:func:`check_output_path`, :func:`check_picture_path`).
 
@@ -216,7 +217,8 @@ def _parser(epilogs: dict | None = None) -> argparse.ArgumentParser:
     run.add_argument("--trace", metavar="PATH", default=None,
                      help="write a Chrome/Perfetto trace of the predicted timeline (open in ui.perfetto.dev)")
     run.add_argument("--timeline", metavar="PATH", default=None,
-                     help="draw a timeline PNG (needs matplotlib: pip install 'catlass-py[plot]')")
+                     help="draw a timeline picture (.png, .svg, .pdf, ...; needs matplotlib: "
+                          "pip install 'catlass-py[plot]')")
     run.add_argument("--timeline-cores", metavar="IDS", default=None,
                      help="AI cores the timeline draws, e.g. 0-3,7 (default: every core)")
     run.add_argument("--detect-races", action="store_true",
@@ -255,7 +257,8 @@ def _parser(epilogs: dict | None = None) -> argparse.ArgumentParser:
     tune.add_argument("--out", metavar="PATH", default=None,
                       help="write every evaluated configuration to PATH (.csv or .json), streamed")
     tune.add_argument("--plot", metavar="PATH", default=None,
-                      help="draw the search (predicted time of every configuration) to a PNG (needs matplotlib)")
+                      help="draw the search (predicted time of every configuration) to a picture (.png, .svg, ...; "
+                           "needs matplotlib)")
     tune.add_argument("--top", type=_int_option("--top", 1, UINT32_MAX), default=10, metavar="N",
                       help="rows of the ranked table (default 10)")
     tune.add_argument("--no-cache", action="store_true",
