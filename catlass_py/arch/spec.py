@@ -195,6 +195,29 @@ class ArchSpec(BaseModel):
     def __str__(self) -> str:
         return self.name
 
+    def __repr__(self) -> str:
+        """``get_arch('AtlasA2')`` for a built-in spec, else ``arch_from_dict({...})`` with what differs from the
+        built-in spec of its generation (its arch code): both evaluate to an equal spec, in a line or two."""
+        for spec in _BUILTIN_SPECS:
+            if self == spec:
+                return f"get_arch({self.name!r})"
+        base = next((b for b in _BUILTIN_SPECS if b.arch_code == self.arch_code), None)
+        if base is None:
+            return f"ArchSpec({', '.join(f'{k}={v!r}' for k, v in self.model_dump().items())})"
+        mine, theirs = self.model_dump(), base.model_dump()
+        diff = {k: v for k, v in mine.items() if k != "cost" and v != theirs[k]}
+        cost = {k: v for k, v in mine["cost"].items() if _canonical(v) != _canonical(theirs["cost"][k])}
+        if cost:
+            diff["cost"] = cost
+        return f"arch_from_dict({{'base': {base.name!r}, " + ", ".join(f"{k!r}: {v!r}" for k, v in diff.items()) + "})"
+
+
+def _canonical(value):
+    """A cost parameter as a value that compares by content (a table of (dtype, rate) pairs in any order)."""
+    if isinstance(value, (tuple, list)) and all(isinstance(p, (tuple, list)) and len(p) == 2 for p in value):
+        return sorted(map(tuple, value))
+    return value
+
 
 ATLAS_A2 = ArchSpec(
     name="AtlasA2",
@@ -260,6 +283,8 @@ ASCEND_910B4 = _a2_variant("Ascend910B4", 20, 1.5, 100663296)
 """Atlas A2 910B4: 20 AI cores at 1500 MHz, 96 MiB L2 ([CANN-910B4])."""
 ASCEND_950PR = ASCEND_950.model_copy(update={"name": "Ascend950PR", "core_num": 36})
 """Ascend 950PR as [CANN-950] configures it: 36 AI cores (ai_core_cnt=36); ASCEND_950 launches at most 32."""
+
+_BUILTIN_SPECS = (ATLAS_A2, ASCEND_950, ASCEND_910B1, ASCEND_910B2, ASCEND_910B3, ASCEND_910B4, ASCEND_950PR)
 
 BUILTIN_ARCHS = {
     "atlasa2": ATLAS_A2, "atlas_a2": ATLAS_A2, "ascend950": ASCEND_950, "ascend_950": ASCEND_950,

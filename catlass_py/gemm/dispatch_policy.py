@@ -30,8 +30,9 @@ def _check_stages(name: str, v, low: int = 1) -> None:
 def check_arch_tag(what: str, arch, arch_code: int = ATLAS_A2.arch_code) -> None:
     """A policy's ``arch`` must be an :class:`ArchSpec` of the generation its name says (``arch_code``)."""
     if not isinstance(arch, ArchSpec) or arch.arch_code != arch_code:
+        got = f"{arch.name} (arch_code {arch.arch_code})" if isinstance(arch, ArchSpec) else repr(arch)
         raise ConfigError(f"{what}: arch must be an ArchSpec with arch_code {arch_code} (ATLAS_A2 or a variant of it), "
-                          f"got {arch!r}")
+                          f"got {got}")
 
 
 @dataclass(frozen=True)

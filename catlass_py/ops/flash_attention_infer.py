@@ -22,7 +22,7 @@ from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.flash_attention_infer import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.kernel.fa_infer import FAInferKernel, FAInferParams, get_fa_tiling_param
-from catlass_py.ops.operator import OpOptions, array_op, as_array, op_options
+from catlass_py.ops.operator import OpOptions, array_op, as_array, check_flag, op_options
 from catlass_py.virtual import is_virtual, virtual_array
 
 if TYPE_CHECKING:
@@ -332,11 +332,10 @@ def flash_attention_infer(q, k, v, *, actual_seq_lengths=None, actual_seq_length
     problem = validate_inputs(q, k, v, actual_seq_lengths=actual_seq_lengths, actual_seq_lengths_kv=actual_seq_lengths_kv,
                               block_table=block_table, mask=mask, num_heads=num_heads, num_kv_heads=num_kv_heads,
                               scale=scale)
-    if not isinstance(enable_unit_flag, (bool, np.bool_)):
-        raise ArgumentError(f"enable_unit_flag: expected True or False, got {enable_unit_flag!r}")
+    enable_unit_flag = check_flag("enable_unit_flag", enable_unit_flag)
     if kernel is None:
         kernel = build_kernel(run.arch, problem.element, paged_cache=problem.paged,
-                              enable_unit_flag=bool(enable_unit_flag))
+                              enable_unit_flag=enable_unit_flag)
     elif getattr(kernel, "paged_cache", None) != problem.paged or str(getattr(kernel, "element", "")) != problem.element:
         raise ArgumentError(f"kernel: expected an FAInferKernel assembled for {problem.element} with "
                             f"paged_cache={problem.paged} (the inputs), got {kernel!r}")

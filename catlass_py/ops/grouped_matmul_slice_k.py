@@ -15,6 +15,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    check_kernel,
     array_op,
     as_array,
     check_core_num,
@@ -51,7 +52,7 @@ def validate_inputs(a, b, group_list, out_dtype, core_num, arch):
     gl = as_array("group_list", group_list, "int64", 1)
     g = gl.shape[0]
     if g == 0:
-        raise ArgumentError("group_list: expected at least one group, got an empty list")
+        raise ArgumentError("group_list: expected at least one group, got none")
     check_extent("m", m)
     check_extent("n", n)
     check_extent("k", k)
@@ -111,8 +112,11 @@ def grouped_matmul_slice_k(a, b, group_list, *, out_dtype=None, core_num: int = 
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
                      return_report=return_report, return_launch=return_launch)
     g, m, n, k, elem, out = validate_inputs(a, b, group_list, out_dtype, run.core_num, run.arch)
+    expected = build_kernel(run.arch, elem, out)
     if kernel is None:
-        kernel = build_kernel(run.arch, elem, out)
+        kernel = expected
+    else:
+        check_kernel(kernel, expected)
     args, host = run.device_arguments(
         "grouped_matmul_slice_k", kernel,
         lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["c"]),

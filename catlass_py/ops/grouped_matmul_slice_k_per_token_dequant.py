@@ -17,6 +17,7 @@ from catlass_py.gemm import GemmCoord
 
 OUT_TYPES = ("bfloat16", "float16")
 from catlass_py.ops.operator import (
+    check_kernel,
     array_op,
     as_array,
     check_core_num,
@@ -119,7 +120,7 @@ def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_
     ``a`` int8 [m, k] (logical; stored column-major in GM, as the kernel requires), ``b`` int8 [k, n],
     ``group_list`` int64 (or int32) [g] prefix sums over k, ``scale`` [g, n] and ``per_token_scale``
     [g, m], both bfloat16 (or both float16, which is then D's type). Returns D [g, m, n]; groups with an
-    empty K range are 0. Bit-exact against the golden after its final rounding. With
+    empty K range are 0. Bit-exact against the golden after its final rounding.
     Launch keywords as :mod:`catlass_py.ops.operator`. Inputs are never modified.
     """
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
@@ -127,10 +128,12 @@ def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_
     g, m, n, k, out, gdt = validate_inputs(a, b, group_list, scale, per_token_scale, run.core_num, run.arch)
     if m == 0 or n == 0:
         return run.empty((g, m, n), scale.dtype)
+    expected = build_kernel(run.arch, out, gdt)
     if kernel is None:
-        kernel = build_kernel(run.arch, out, gdt)
+        kernel = expected
     else:
         check_kernel_group_list(kernel, gdt)
+        check_kernel(kernel, expected)
     mmad = kernel.block_mmad
     args, host = run.device_arguments(
         "grouped_matmul_slice_k_per_token_dequant", kernel,

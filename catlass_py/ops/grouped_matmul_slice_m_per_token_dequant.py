@@ -18,6 +18,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace
 from catlass_py.ops.operator import (
+    check_kernel,
     array_op,
     as_array,
     check_core_num,
@@ -118,7 +119,7 @@ def grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, per_token_
                                              kernel=None):
     """CATLASS example 10 (``GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace``) on simulated AI cores.
 
-    ``a`` int8 [m, k]; ``b`` int8 [g, k, n]; ``group_list`` int64 [g] prefix sums of group row counts;
+    ``a`` int8 [m, k] (k >= 1); ``b`` int8 [g, k, n] (g >= 1); ``group_list`` int64 [g] prefix sums of group row counts;
     ``scale`` bf16 [g, n] (per channel, per group); ``per_token_scale`` bf16 [m]. Returns D, ml_dtypes
     bfloat16 [m, n] (float16 when the scales are float16); rows at or past ``group_list[-1]`` are 0.
     Bit-exact: D == bf16(golden). The launch keywords are :mod:`catlass_py.ops.operator`'s: with
@@ -129,8 +130,11 @@ def grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, per_token_
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
                      return_report=return_report, return_launch=return_launch)
     g, m, n, k, out = validate_inputs(a, b, group_list, scale, per_token_scale, run.core_num, run.arch)
+    expected = build_kernel(run.arch, out)
     if kernel is None:
-        kernel = build_kernel(run.arch, out)
+        kernel = expected
+    else:
+        check_kernel(kernel, expected)
     args, host = run.device_arguments(
         "grouped_matmul_slice_m_per_token_dequant", kernel,
         lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, run.core_num, gm["group_list"], gm["a"], gm["b"],

@@ -17,6 +17,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.layout import RowMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    check_kernel,
     FLOAT_OUT_TYPES,
     FLOAT_TYPES,
     array_op,
@@ -71,6 +72,8 @@ def _matmul_activation(activation, a, b, *, out_dtype, layout_a, layout_b, core_
     if kernel is None:
         kernel = build_kernel(activation, run.arch, 0 if m > n else 1, element, out, la, lb)
     else:
+        check_kernel(kernel, build_kernel(activation, run.arch, 0 if m > n else 1, element, out, la, lb),
+                     adopts_layouts=True)
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     d_type = kernel.block_epilogue.d_type.element
     args, host = run.device_arguments(
@@ -124,7 +127,8 @@ def matmul_gelu(a, b, *, out_dtype=None, layout_a="row_major", layout_b="row_maj
 
     ``a`` [m, k] and ``b`` [k, n] float16 (or bfloat16) logical matrices, stored in GM per
     ``layout_a``/``layout_b``. Returns D = cast(gelu(fp32 A @ B)) [m, n] in ``out_dtype`` (default: the input
-    dtype; the example uses float16). Launch keywords as :mod:`catlass_py.ops.operator`.
+    dtype; the example uses float16). Launch keywords as :mod:`catlass_py.ops.operator`. Inputs are never
+    modified.
     """
     return _matmul_activation("gelu", a, b, out_dtype=out_dtype, layout_a=layout_a, layout_b=layout_b,
                               core_num=core_num, seed=seed, arch=arch, options=options, return_report=return_report,

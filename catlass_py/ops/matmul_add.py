@@ -16,6 +16,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.layout import RowMajor
 from catlass_py.ops.operator import (
+    check_kernel,
     FLOAT_TYPES,
     array_op,
     as_array,
@@ -101,7 +102,7 @@ def matmul_add(a, b, x, *, layout_a="row_major", layout_b="row_major", core_num:
 
     ``a`` [m, k], ``b`` [k, n], ``x`` [m, n], all float16 (or all bfloat16), given as logical matrices;
     ``layout_a``/``layout_b`` ('row_major' / 'column_major') choose how A and B are stored in GM (column-major
-    stores the transpose). Returns D = fp16(fp16(A @ B) + X), shape [m, n], dtype of the inputs. With
+    stores the transpose). Returns D = fp16(fp16(A @ B) + X), shape [m, n], dtype of the inputs.
     Launch keywords as :mod:`catlass_py.ops.operator`. Inputs are never modified.
     """
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
@@ -113,6 +114,7 @@ def matmul_add(a, b, x, *, layout_a="row_major", layout_b="row_major", core_num:
     if kernel is None:
         kernel = build_kernel(run.arch, 0 if m > n else 1, element, la, lb)
     else:
+        check_kernel(kernel, build_kernel(run.arch, 0 if m > n else 1, element, la, lb), adopts_layouts=True)
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     args, host = run.device_arguments(  # D's buffer holds X on entry (as in the C++)
         "matmul_add", kernel,

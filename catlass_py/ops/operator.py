@@ -54,7 +54,8 @@ from catlass_py.errors import ArgumentError
 from catlass_py.integers import is_int
 from catlass_py.kernel.device_gemm import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
-from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.gemm.gemm_type import GemmType
+from catlass_py.numerics.dtypes import DType, get_dtype
 from catlass_py.virtual import is_virtual, virtual_array
 
 #: operand dtypes of the float-only operators, and the outputs their fixpipe or vector cast can give
@@ -269,7 +270,10 @@ def array_op(fn: F | None = None, *, lists: tuple[str, ...] = (), keywords: tupl
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        bound = sig.bind(*args, **kwargs)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:  # a Python call error, named as Python names it for a plain function
+            raise TypeError(f"{fn.__name__}() {exc}") from None
         first = bound.arguments.get(operands[0]) if operands else None
         for name in operands:
             if name not in bound.arguments:
@@ -300,7 +304,8 @@ def check_core_num(core_num, arch: ArchSpec) -> int:
     return int(core_num)
 
 
-def _check_flag(name: str, value) -> bool:
+def check_flag(name: str, value) -> bool:
+    """A flag keyword: True or False (a numpy bool too), nothing else; as a bool."""
     if not isinstance(value, (bool, np.bool_)):
         raise ArgumentError(f"{name}: expected True or False, got {value!r}")
     return bool(value)
@@ -443,7 +448,7 @@ def op_options(*, core_num, arch, seed=None, observers=(), options=None, return_
     except TypeError:
         raise ArgumentError(f"observers: expected a sequence of observers, got {observers!r}") from None
     return OpOptions(core_num, arch, None if seed is None else int(seed), observers, options,
-                     _check_flag("return_report", return_report), _check_flag("return_launch", return_launch))
+                     check_flag("return_report", return_report), check_flag("return_launch", return_launch))
 
 
 def parse_out_dtype(out_dtype, allowed, default: str) -> str:
@@ -549,6 +554,68 @@ def check_group_list(group_list, group_count: int, total: int, *, axis: str = "m
     return gl
 
 
+def _gm_layout(layout) -> str:
+    """A layout (class or TLA tag name) as the GM storage it reads: a padding layout reads its base layout's."""
+    name = layout if isinstance(layout, str) else getattr(layout, "__name__", str(layout))
+    return name.removeprefix("Padding")
+
+
+def kernel_interface(kernel) -> dict[str, str]:
+    """What an assembled kernel expects of the data an operator hands it: the element type and GM layout of A, B,
+    C and the bias as its BlockMmad (or the padding prologue before it) reads and writes them, its epilogue's
+    operand types, and the kernel-level choices that shape the data (group-list type and form, element, paged
+    cache, MX dtypes and permutation, saturation). Tile shapes, swizzles, stages and policies are not in it: they
+    change how a kernel works, not what it computes."""
+    sig: dict[str, str] = {}
+    for name in ("element", "element_group_list", "group_list_segmented", "paged_cache", "in_dtype", "out_dtype",
+                 "perm_x2", "saturation"):
+        if name in getattr(kernel, "__dict__", {}):
+            sig[name] = str(getattr(kernel, name))
+    mm = getattr(kernel, "block_mmad", None) or getattr(kernel, "block_mmad_qk", None)
+    if mm is not None:
+        for op, key in (("a", "A"), ("b", "B"), ("c", "C"), ("bias", "bias")):
+            prologue = getattr(kernel, f"prologue_{op}", None)
+            t = getattr(mm, f"{op}_type", None)
+            if prologue is not None and hasattr(prologue, "layout_in"):
+                sig[key] = f"{prologue.element} {_gm_layout(prologue.layout_in)}"
+            elif isinstance(t, GemmType):
+                sig[key] = f"{t.element} {_gm_layout(t.layout)}"
+            elif getattr(mm, f"layout_tag_{op}", None) is not None:
+                sig[key] = f"{getattr(mm, f'element_{op}', '?')} {_gm_layout(getattr(mm, f'layout_tag_{op}'))}"
+    epilogue = getattr(kernel, "block_epilogue", None)
+    for name, v in getattr(epilogue, "__dict__", {}).items():
+        if isinstance(v, GemmType):
+            sig[f"epilogue {name}"] = f"{v.element} {v.layout.__name__}"
+        elif name.startswith("element_") and isinstance(v, DType):
+            sig[f"epilogue {name}"] = str(v)
+    return sig
+
+
+def check_kernel(kernel, expected, *, adopts_layouts: bool = False) -> None:
+    """A kernel passed in by the caller (``kernel=``) must be of the operator's kernel class (``expected`` is the
+    kernel the operator assembles for the call's operands) and expect the same data (:func:`kernel_interface`):
+    otherwise an :class:`ArgumentError` naming what differs, before anything runs. ``adopts_layouts``: the operator
+    stores A and B in the layouts the kernel reads, so only their element types must agree."""
+    if not isinstance(kernel, type(expected)):
+        raise ArgumentError(f"kernel: expected a {type(expected).__name__} (the operator's kernel class, assembled "
+                            f"for these operands), got {type(kernel).__name__} {_short_repr(kernel)}")
+    got, want = kernel_interface(kernel), kernel_interface(expected)
+    if adopts_layouts:
+        for key in ("A", "B"):
+            for sig in (got, want):
+                if key in sig:
+                    sig[key] = sig[key].split()[0]
+    diff = [f"{key} {got.get(key, '-')} where the call's operands need {want.get(key, '-')}"
+            for key in dict.fromkeys([*want, *got]) if got.get(key) != want.get(key)]
+    if diff:
+        raise ArgumentError("kernel: assembled for " + "; ".join(diff))
+
+
+def _short_repr(value, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def check_kernel_group_list(kernel, group_list_dtype: str) -> None:
     """A kernel passed in by the caller must have been assembled for the group list's element type."""
     if kernel.element_group_list.name != group_list_dtype:
@@ -639,6 +706,8 @@ __all__ = [
     "check_core_num",
     "check_extent",
     "check_group_list",
+    "check_flag",
+    "check_kernel",
     "check_kernel_group_list",
     "check_matmul_operands",
     "check_positive",

@@ -14,6 +14,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.ops.operator import (
+    check_kernel,
     array_op,
     as_array,
     check_core_num,
@@ -101,7 +102,7 @@ def quant_matmul(a, b, scale, per_token_scale, *, layout_a="row_major", layout_b
 
     ``a`` int8 [m, k] and ``b`` int8 [k, n] (logical; stored in GM per ``layout_a``/``layout_b``, the example
     keeps B column-major), ``scale`` [n] and ``per_token_scale`` [m], both float16 (or both bfloat16).
-    Returns D [m, n] in the scales' dtype; bit-exact: D == cast(golden.quant_matmul(...)). With
+    Returns D [m, n] in the scales' dtype; bit-exact: D == cast(golden.quant_matmul(...)).
     Launch keywords as :mod:`catlass_py.ops.operator`. Inputs are never modified.
     """
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
@@ -113,6 +114,7 @@ def quant_matmul(a, b, scale, per_token_scale, *, layout_a="row_major", layout_b
     if kernel is None:
         kernel = build_kernel(run.arch, 0 if m > n else 1, out, la, lb)
     else:
+        check_kernel(kernel, build_kernel(run.arch, 0 if m > n else 1, out, la, lb), adopts_layouts=True)
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     args, host = run.device_arguments(
         "quant_matmul", kernel,

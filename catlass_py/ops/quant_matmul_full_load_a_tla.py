@@ -15,7 +15,7 @@ from catlass_py.epilogue.block import PerTokenDequantTlaParams
 from catlass_py.gemm import GemmCoord
 from catlass_py.gemm.coord import ceil_div
 from catlass_py.kernel.quant_matmul_full_load_a_tla import FullLoadABlockMmadArguments
-from catlass_py.ops.operator import array_op, op_options, parse_layout, parse_out_dtype
+from catlass_py.ops.operator import array_op, check_kernel, op_options, parse_layout, parse_out_dtype
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.quant_multi_core_splitk_matmul_tla import validate_quant_inputs
 from catlass_py.tla import make_layout_tag
@@ -109,6 +109,8 @@ def quant_matmul_full_load_a_tla(a, b, scale, per_token_scale, *, layout_a="row"
         return run.empty((m, n), kernel.block_epilogue.element_d.numpy if kernel else get_dtype(out).numpy)
     if kernel is None:
         kernel = build_kernel(run.arch, la, lb, out, m > L1_TILE[0])
+    else:
+        check_kernel(kernel, build_kernel(run.arch, la, lb, out, m > L1_TILE[0]), adopts_layouts=True)
     mm, ep = kernel.block_mmad, kernel.block_epilogue
     l1 = mm.l1_tile_shape
     used = min(run.core_num, ceil_div(m, l1.m) * ceil_div(n, l1.n))

@@ -14,6 +14,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    check_kernel,
     array_op,
     as_array,
     check_core_num,
@@ -143,6 +144,8 @@ def quant_multi_core_splitk_matmul_tla(a, b, scale, per_token_scale, *, layout_a
         return run.empty((m, n), out_np)
     if kernel is None:
         kernel = build_kernel(run.arch, la, lb, out)
+    else:
+        check_kernel(kernel, build_kernel(run.arch, la, lb, out), adopts_layouts=True)
     mm, ep = kernel.block_mmad, kernel.block_epilogue
     layouts = (make_layout_tag("int8", mm.layout_tag_a, m, k), make_layout_tag("int8", mm.layout_tag_b, k, n),
                make_layout_tag("float32", "RowMajor", 1, n), make_layout_tag("float32", "RowMajor", 1, m),

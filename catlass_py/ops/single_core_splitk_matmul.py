@@ -14,6 +14,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    check_kernel,
     FLOAT_OUT_TYPES,
     FLOAT_TYPES,
     array_op,
@@ -103,7 +104,7 @@ def single_core_splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", lay
     ``layout_a``/``layout_b`` (the example keeps B column-major). Returns C [m, n] in ``out_dtype`` (default
     the input dtype): fp32 sums of the K tiles (accumulated in GM by atomic adds, K tile order), cast once.
     Launch keywords as :mod:`catlass_py.ops.operator` (the report's block markers carry ``k_idx`` and
-    ``atomic``).
+    ``atomic``). Inputs are never modified.
     """
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
                      return_report=return_report, return_launch=return_launch)
@@ -114,6 +115,7 @@ def single_core_splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", lay
     if kernel is None:
         kernel = build_kernel(run.arch, m > n, element, out, la, lb)
     else:
+        check_kernel(kernel, build_kernel(run.arch, m > n, element, out, la, lb), adopts_layouts=True)
         la, lb = kernel.layout_a, kernel.layout_b
     args, host = run.device_arguments(
         "single_core_splitk_matmul", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]),

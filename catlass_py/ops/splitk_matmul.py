@@ -14,6 +14,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor, RowMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
+    check_kernel,
     FLOAT_OUT_TYPES,
     FLOAT_TYPES,
     array_op,
@@ -97,7 +98,7 @@ def splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", layout_b="colum
     ``layout_a``/``layout_b`` (the example keeps B column-major). Returns C [m, n] in ``out_dtype`` (default:
     the input dtype): the fp32 sum of the split-K slices, cast once. Launch keywords as
     :mod:`catlass_py.ops.operator` (the report's block markers carry ``slice``; reduction markers
-    ``offset``/``count``).
+    ``offset``/``count``). Inputs are never modified.
     """
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
                      return_report=return_report, return_launch=return_launch)
@@ -108,6 +109,7 @@ def splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", layout_b="colum
     if kernel is None:
         kernel = build_kernel(run.arch, element, out, la, lb)
     else:
+        check_kernel(kernel, build_kernel(run.arch, element, out, la, lb), adopts_layouts=True)
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     args, host = run.device_arguments(
         "splitk_matmul", kernel,

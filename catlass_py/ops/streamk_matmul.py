@@ -13,6 +13,7 @@ from catlass_py.assemblies.streamk_matmul import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.layout import RowMajor
 from catlass_py.ops.operator import (
+    check_kernel,
     FLOAT_TYPES,
     array_op,
     check_core_num,
@@ -90,7 +91,8 @@ def streamk_matmul(a, b, *, layout_a="row_major", layout_b="row_major", core_num
     ``layout_a``/``layout_b``. Returns C [m, n] of the input dtype. Normal blocks are stored by the cube's
     fixpipe; tail blocks are fp32 sums of stream-K partial sums, cast once. Launch keywords as
     :mod:`catlass_py.ops.operator`; in the report, cube markers say which K range (``streamk``, ``k_tile``,
-    ``k``) each core computed, ``epilogue_tile`` markers which rows of the tail blocks each vector core reduced.
+    ``k``) each core computed, ``epilogue_tile`` markers which rows of the tail blocks each vector core reduced. Inputs are never
+    modified.
     """
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
                      return_report=return_report, return_launch=return_launch)
@@ -101,6 +103,7 @@ def streamk_matmul(a, b, *, layout_a="row_major", layout_b="row_major", core_num
     if kernel is None:
         kernel = build_kernel(run.arch, element, la, lb)
     else:
+        check_kernel(kernel, build_kernel(run.arch, element, la, lb), adopts_layouts=True)
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     args, host = run.device_arguments(
         "streamk_matmul", kernel,

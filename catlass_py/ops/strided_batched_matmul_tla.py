@@ -19,7 +19,7 @@ from catlass_py.integers import is_int
 from catlass_py.kernel.strided_batched_matmul_tla import batched_layout
 from catlass_py.layout import RowMajor
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import array_op, as_array, check_core_num, check_extent, element_of, op_options, out_element
+from catlass_py.ops.operator import array_op, as_array, check_core_num, check_extent, check_kernel, element_of, op_options, out_element
 from catlass_py.ops.operator import parse_layout
 from catlass_py.virtual import is_virtual, virtual_array
 
@@ -145,6 +145,7 @@ def strided_batched_matmul_tla(a, b, *, layout_a="row", layout_b="row", lda=None
     (:func:`default_strides`) and must satisfy the example's rules (:func:`check_strides`). Returns C
     [batch, m, n]: float16 / bfloat16 (or float32 with ``out_dtype``) or int32 for int8. The swizzle is the
     example's (``<3,0>`` when m > n, else ``<3,1>``). The launch keywords are :mod:`catlass_py.ops.operator`'s.
+    Inputs are never modified.
     """
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
                      return_report=return_report, return_launch=return_launch)
@@ -173,8 +174,11 @@ def strided_batched_matmul_tla(a, b, *, layout_a="row", layout_b="row", lda=None
     lay_a = batched_layout(batch, m, k, st["stride_a"], st["lda"], tag_a)
     lay_b = batched_layout(batch, k, n, st["stride_b"], st["ldb"], tag_b)
     lay_c = batched_layout(batch, m, n, st["stride_c"], st["ldc"], "RowMajor")
+    expected = build_kernel(run.arch, elem, la, lb, out, swizzle_for(m, n))
     if kernel is None:
-        kernel = build_kernel(run.arch, elem, la, lb, out, swizzle_for(m, n))
+        kernel = expected
+    else:
+        check_kernel(kernel, expected)
     if run.numerics and not (is_virtual(a) or is_virtual(b)):
         flat_a, flat_b = np.zeros(extent(lay_a), a.dtype), np.zeros(extent(lay_b), b.dtype)
         # the storage: zeros between the matrices, each operand written through its layout's strides
