@@ -12,7 +12,7 @@ from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.basic_matmul import assemble
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import array_op, check_kernel, op_options, parse_layout, validate_matmul_inputs
+from catlass_py.ops.operator import array_op, chosen_kernel, op_options, parse_layout, validate_matmul_inputs
 
 if TYPE_CHECKING:
     from catlass_py.analysis.workload import WorkloadReport
@@ -86,11 +86,7 @@ def basic_matmul(a, b, *, layout_a="row", layout_b="row", out_dtype=None, core_n
                      return_report=return_report, return_launch=return_launch)
     m, n, k, elem, out = validate_inputs(a, b, layout_a, layout_b, out_dtype, run.core_num, run.arch)
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
-    expected = build_kernel(run.arch, elem, la, lb, out)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, elem, la, lb, out))
     args, host = run.device_arguments(
         "basic_matmul", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]),
         inputs={"a": (a, la), "b": (b, lb)}, outputs={"c": ((m, n), get_dtype(out).numpy)})

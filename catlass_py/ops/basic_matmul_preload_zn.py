@@ -17,7 +17,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
-    check_kernel,
+    chosen_kernel,
     FLOAT_TYPES,
     array_op,
     check_core_num,
@@ -128,11 +128,7 @@ def basic_matmul_preload_zn(a, b, *, layout_b="zN", core_num: int = 24, seed: in
                      return_report=return_report, return_launch=return_launch)
     m, n, k, elem = validate_inputs(a, b, layout_b, run.core_num, run.arch)
     lb = parse_layout_b(layout_b)
-    expected = build_kernel(run.arch, elem, lb)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, elem, lb))
     args, host = run.device_arguments(
         "basic_matmul_preload_zn", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]),
         inputs={"a": a, "b": (b, lb)}, outputs={"c": ((m, n), get_dtype(elem).numpy)})

@@ -11,7 +11,7 @@ from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.basic_matmul_tla import assemble, swizzle_for
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import array_op, check_kernel, op_options, parse_layout, validate_matmul_inputs
+from catlass_py.ops.operator import array_op, chosen_kernel, op_options, parse_layout, validate_matmul_inputs
 from catlass_py.tla import make_layout_tag
 
 if TYPE_CHECKING:
@@ -91,11 +91,7 @@ def basic_matmul_tla(a, b, *, layout_a="row", layout_b="row", out_dtype=None, co
                      return_report=return_report, return_launch=return_launch)
     m, n, k, elem, out = validate_inputs(a, b, layout_a, layout_b, out_dtype, run.core_num, run.arch)
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
-    expected = build_kernel(run.arch, elem, la, lb, out, swizzle_for(m, n))
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, elem, la, lb, out, swizzle_for(m, n)))
     mm = kernel.block_mmad
     layouts = (make_layout_tag(mm.element_a, mm.layout_tag_a, m, k), make_layout_tag(mm.element_b, mm.layout_tag_b, k, n),
                make_layout_tag(mm.element_c, mm.layout_tag_c, m, n))

@@ -14,7 +14,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
-    check_kernel,
+    chosen_kernel,
     array_op,
     as_array,
     check_core_num,
@@ -111,11 +111,7 @@ def batched_matmul(a, b, *, layout_a="row", layout_b="row", out_dtype=None, core
                      return_report=return_report, return_launch=return_launch)
     batch, m, n, k, elem, out = validate_inputs(a, b, layout_a, layout_b, out_dtype, run.core_num, run.arch)
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
-    expected = build_kernel(run.arch, swizzle_for(m, n), elem, la, lb, out)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, swizzle_for(m, n), elem, la, lb, out))
     args, host = run.device_arguments(
         "batched_matmul", kernel, lambda gm: kernel.Arguments(batch, GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]),
         inputs={"a": (a, la), "b": (b, lb)}, outputs={"c": ((batch, m, n), get_dtype(out).numpy)})

@@ -19,7 +19,7 @@ from catlass_py.kernel.grouped_matmul import MAX_TENSOR_COUNT
 from catlass_py.layout import RowMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
-    check_kernel,
+    chosen_kernel,
     array_op,
     as_array,
     as_stored,
@@ -142,11 +142,7 @@ def grouped_matmul(a_list, b_list, *, layout_a="column", layout_b="row", out_dty
                      return_report=return_report, return_launch=return_launch)
     shapes, elem, out = validate_inputs(a_list, b_list, layout_a, layout_b, out_dtype, run.core_num, run.arch)
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
-    expected = build_kernel(run.arch, elem, la, lb, out)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, elem, la, lb, out))
     np_in = get_dtype(elem).numpy
     out_np = get_dtype(out).numpy
     layouts_a = [la(s.m, s.k) for s in shapes]

@@ -15,7 +15,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.layout import ColumnMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
-    check_kernel,
+    chosen_kernel,
     array_op,
     as_array,
     check_core_num,
@@ -112,11 +112,7 @@ def grouped_matmul_slice_k(a, b, group_list, *, out_dtype=None, core_num: int = 
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
                      return_report=return_report, return_launch=return_launch)
     g, m, n, k, elem, out = validate_inputs(a, b, group_list, out_dtype, run.core_num, run.arch)
-    expected = build_kernel(run.arch, elem, out)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, elem, out))
     args, host = run.device_arguments(
         "grouped_matmul_slice_k", kernel,
         lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["c"]),

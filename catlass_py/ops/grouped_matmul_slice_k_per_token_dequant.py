@@ -17,12 +17,11 @@ from catlass_py.gemm import GemmCoord
 
 OUT_TYPES = ("bfloat16", "float16")
 from catlass_py.ops.operator import (
-    check_kernel,
+    chosen_kernel,
     array_op,
     as_array,
     check_core_num,
     check_group_list,
-    check_kernel_group_list,
     check_positive,
     check_shape,
     op_options,
@@ -128,12 +127,7 @@ def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_
     g, m, n, k, out, gdt = validate_inputs(a, b, group_list, scale, per_token_scale, run.core_num, run.arch)
     if m == 0 or n == 0:
         return run.empty((g, m, n), scale.dtype)
-    expected = build_kernel(run.arch, out, gdt)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel_group_list(kernel, gdt)
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, out, gdt))
     mmad = kernel.block_mmad
     args, host = run.device_arguments(
         "grouped_matmul_slice_k_per_token_dequant", kernel,

@@ -15,7 +15,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
-    check_kernel,
+    chosen_kernel,
     array_op,
     as_array,
     check_core_num,
@@ -141,11 +141,7 @@ def grouped_matmul_slice_m(a, b, group_list, *, layout_b="column", segmented: bo
                      return_report=return_report, return_launch=return_launch)
     g, m, n, k, elem, out = validate_inputs(a, b, group_list, layout_b, segmented, out_dtype, run.core_num, run.arch)
     lb = parse_layout("layout_b", layout_b)
-    expected = build_kernel(run.arch, tiling_for(n, k), elem, lb, out, segmented)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, tiling_for(n, k), elem, lb, out, segmented))
     args, host = run.device_arguments(
         "grouped_matmul_slice_m", kernel,
         lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, gm["group_list"], gm["a"], gm["b"], gm["c"]),

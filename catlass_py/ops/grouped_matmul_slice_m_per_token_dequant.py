@@ -18,7 +18,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import GroupedMatmulSliceMPerTokenDequantMultiStageWorkspace
 from catlass_py.ops.operator import (
-    check_kernel,
+    chosen_kernel,
     array_op,
     as_array,
     check_core_num,
@@ -130,11 +130,7 @@ def grouped_matmul_slice_m_per_token_dequant(a, b, group_list, scale, per_token_
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
                      return_report=return_report, return_launch=return_launch)
     g, m, n, k, out = validate_inputs(a, b, group_list, scale, per_token_scale, run.core_num, run.arch)
-    expected = build_kernel(run.arch, out)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, out))
     args, host = run.device_arguments(
         "grouped_matmul_slice_m_per_token_dequant", kernel,
         lambda gm: kernel.Arguments(GemmCoord(m, n, k), g, run.core_num, gm["group_list"], gm["a"], gm["b"],

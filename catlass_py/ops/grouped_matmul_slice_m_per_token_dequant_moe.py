@@ -16,12 +16,11 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
-    check_kernel,
+    chosen_kernel,
     array_op,
     as_array,
     check_core_num,
     check_group_list,
-    check_kernel_group_list,
     check_positive,
     check_shape,
     op_options,
@@ -144,12 +143,7 @@ def grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, per_to
                                                 run.arch)
     if m == 0 or n == 0:
         return run.empty((m, n), get_dtype(out).numpy)
-    expected = build_kernel(run.arch, out, sdt, gdt)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel_group_list(kernel, gdt)
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, out, sdt, gdt))
     d_type = kernel.block_epilogue.d_type.element
     args, host = run.device_arguments(
         "grouped_matmul_slice_m_per_token_dequant_moe", kernel,

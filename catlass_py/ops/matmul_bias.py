@@ -14,7 +14,7 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
-    check_kernel,
+    chosen_kernel,
     array_op,
     as_array,
     check_core_num,
@@ -117,11 +117,7 @@ def matmul_bias(a, b, bias, *, layout_a="row", layout_b="row", out_dtype=None, c
                      return_report=return_report, return_launch=return_launch)
     m, n, k, elem, belem, out = validate_inputs(a, b, bias, layout_a, layout_b, out_dtype, run.core_num, run.arch)
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
-    expected = build_kernel(run.arch, elem, belem, la, lb, out)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, elem, belem, la, lb, out))
     args, host = run.device_arguments(
         "matmul_bias", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"], gm["bias"]),
         inputs={"a": (a, la), "b": (b, lb), "bias": bias}, outputs={"c": ((m, n), get_dtype(out).numpy)})

@@ -12,7 +12,7 @@ from catlass_py.arch.spec import ATLAS_A2, ArchSpec
 from catlass_py.assemblies.matmul_relu import assemble, padding_needed
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import array_op, check_kernel, op_options, parse_layout, validate_matmul_inputs
+from catlass_py.ops.operator import array_op, chosen_kernel, op_options, parse_layout, validate_matmul_inputs
 
 if TYPE_CHECKING:
     from catlass_py.analysis.workload import WorkloadReport
@@ -87,11 +87,7 @@ def matmul_relu(a, b, *, layout_a="row", layout_b="column", out_dtype=None, core
     m, n, k, elem, out = validate_inputs(a, b, layout_a, layout_b, out_dtype, run.core_num, run.arch)
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
     pad_a, pad_b = padding_needed(m, n, k, elem, la, lb)
-    expected = build_kernel(run.arch, pad_a, pad_b, (3, 0) if m > n else (3, 1), elem, la, lb, out)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, pad_a, pad_b, (3, 0) if m > n else (3, 1), elem, la, lb, out))
     args, host = run.device_arguments(
         "matmul_relu", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]),
         inputs={"a": (a, la), "b": (b, lb)}, outputs={"c": ((m, n), get_dtype(out).numpy)})

@@ -611,16 +611,18 @@ def check_kernel(kernel, expected, *, adopts_layouts: bool = False) -> None:
         raise ArgumentError("kernel: assembled for " + "; ".join(diff))
 
 
+def chosen_kernel(kernel, expected):
+    """The kernel an operator launches: ``expected`` (the one it assembles for the call's operands) when the caller
+    passed none, else the caller's ``kernel`` once :func:`check_kernel` accepts it."""
+    if kernel is None:
+        return expected
+    check_kernel(kernel, expected)
+    return kernel
+
+
 def _short_repr(value, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def check_kernel_group_list(kernel, group_list_dtype: str) -> None:
-    """A kernel passed in by the caller must have been assembled for the group list's element type."""
-    if kernel.element_group_list.name != group_list_dtype:
-        raise ArgumentError(f"group_list: the kernel was assembled for {kernel.element_group_list} group lists, "
-                            f"got {group_list_dtype}")
 
 
 def validate_matmul_inputs(a, b, layout_a, layout_b, out_dtype, core_num, arch) -> tuple[int, int, int, str, str]:
@@ -708,7 +710,7 @@ __all__ = [
     "check_group_list",
     "check_flag",
     "check_kernel",
-    "check_kernel_group_list",
+    "chosen_kernel",
     "check_matmul_operands",
     "check_positive",
     "check_shape",

@@ -12,7 +12,7 @@ from catlass_py.assemblies.optimized_matmul import assemble, padding_needed
 from catlass_py.gemm import GemmCoord
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.ops.operator import (
-    check_kernel,
+    chosen_kernel,
     FLOAT_TYPES,
     array_op,
     check_core_num,
@@ -109,11 +109,7 @@ def optimized_matmul(a, b, *, layout_a="row", layout_b="column", core_num: int =
     m, n, k, elem = validate_inputs(a, b, layout_a, layout_b, run.core_num, run.arch)
     la, lb = parse_layout("layout_a", layout_a), parse_layout("layout_b", layout_b)
     pad_a, pad_b = padding_needed(m, n, k, elem, la, lb)
-    expected = build_kernel(run.arch, pad_a, pad_b, (3, 0) if m > n else (3, 1), elem, la, lb)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, pad_a, pad_b, (3, 0) if m > n else (3, 1), elem, la, lb))
     args, host = run.device_arguments(
         "optimized_matmul", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]),
         inputs={"a": (a, la), "b": (b, lb)}, outputs={"c": ((m, n), get_dtype(elem).numpy)})

@@ -13,7 +13,15 @@ from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel.optimized_matmul_tla import padding_layout, padding_workspace_len
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import array_op, check_core_num, check_extent, check_kernel, check_matmul_operands, op_options, parse_layout
+from catlass_py.ops.operator import (
+    array_op,
+    check_core_num,
+    check_extent,
+    check_matmul_operands,
+    chosen_kernel,
+    op_options,
+    parse_layout,
+)
 from catlass_py.tla import make_layout_tag
 
 if TYPE_CHECKING:
@@ -97,11 +105,7 @@ def optimized_matmul_tla(a, b, *, layout_a="row", layout_b="column", core_num: i
         return run.empty((m, n), out_np)
     ta, tb = la.__name__, lb.__name__
     pad_a, pad_b = padding_for(m, n, k, ta, tb)
-    expected = build_kernel(run.arch, elem, ta, tb, pad_a, pad_b, swizzle_for(m, n))
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, elem, ta, tb, pad_a, pad_b, swizzle_for(m, n)))
     if (kernel.padding_a is not None, kernel.padding_b is not None) != (pad_a, pad_b):
         raise ArgumentError(f"kernel: assembled for padding (A, B) = {(kernel.padding_a is not None, kernel.padding_b is not None)}"
                             f", these operands need {(pad_a, pad_b)}")

@@ -15,7 +15,7 @@ from catlass_py.gemm import GemmCoord
 from catlass_py.kernel.optimized_matmul_tla import padding_layout, padding_workspace_len
 from catlass_py.kernel.quant_optimized_matmul_tla import OptimizedMmadArguments
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import array_op, check_kernel, op_options, parse_layout, parse_out_dtype
+from catlass_py.ops.operator import array_op, chosen_kernel, op_options, parse_layout, parse_out_dtype
 from catlass_py.ops.quant_multi_core_splitk_matmul_tla import validate_quant_inputs
 from catlass_py.tla import make_layout_tag
 
@@ -105,11 +105,7 @@ def quant_optimized_matmul_tla(a, b, scale, per_token_scale, *, layout_a="row", 
         return run.empty((m, n), get_dtype(out).numpy)
     ta, tb = la.__name__, lb.__name__
     pad_a, pad_b = padding_for(m, n, k, ta, tb)
-    expected = build_kernel(run.arch, ta, tb, pad_a, pad_b, swizzle_for(m, n), out)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, ta, tb, pad_a, pad_b, swizzle_for(m, n), out))
     if (kernel.padding_a is not None, kernel.padding_b is not None) != (pad_a, pad_b):
         raise ArgumentError(f"kernel: assembled for padding (A, B) = "
                             f"{(kernel.padding_a is not None, kernel.padding_b is not None)}, these operands need "

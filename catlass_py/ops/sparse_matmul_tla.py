@@ -15,7 +15,7 @@ from catlass_py.assemblies.sparse_matmul_tla import assemble
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm.block.scheduler_iterate_k import MatmulShape
 from catlass_py.kernel.sparse_matmul_tla import MATRIX_INNER_DIM_LIMIT_SIZE, SparseBlockMmadArguments
-from catlass_py.ops.operator import array_op, as_array, check_core_num, check_kernel, op_options
+from catlass_py.ops.operator import array_op, as_array, check_core_num, chosen_kernel, op_options
 from catlass_py.sparse import compress_4to2, index_to_nz
 from catlass_py.tla import make_layout_tag
 
@@ -113,11 +113,7 @@ def sparse_matmul_tla(a, b, *, core_num: int = 24, seed: int | None = None, arch
     """
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
                      return_report=return_report, return_launch=return_launch)
-    expected = build_kernel(run.arch)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch))
     l1 = kernel.block_mmad.l1_tile_shape
     m, n, k = validate_inputs(a, b, run.core_num, run.arch, (l1.m, l1.n))
     dense, index = compress_4to2(b)

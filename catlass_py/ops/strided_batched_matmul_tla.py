@@ -19,7 +19,16 @@ from catlass_py.integers import is_int
 from catlass_py.kernel.strided_batched_matmul_tla import batched_layout
 from catlass_py.layout import RowMajor
 from catlass_py.numerics.dtypes import get_dtype
-from catlass_py.ops.operator import array_op, as_array, check_core_num, check_extent, check_kernel, element_of, op_options, out_element
+from catlass_py.ops.operator import (
+    array_op,
+    as_array,
+    check_core_num,
+    check_extent,
+    chosen_kernel,
+    element_of,
+    op_options,
+    out_element,
+)
 from catlass_py.ops.operator import parse_layout
 from catlass_py.virtual import is_virtual, virtual_array
 
@@ -174,11 +183,7 @@ def strided_batched_matmul_tla(a, b, *, layout_a="row", layout_b="row", lda=None
     lay_a = batched_layout(batch, m, k, st["stride_a"], st["lda"], tag_a)
     lay_b = batched_layout(batch, k, n, st["stride_b"], st["ldb"], tag_b)
     lay_c = batched_layout(batch, m, n, st["stride_c"], st["ldc"], "RowMajor")
-    expected = build_kernel(run.arch, elem, la, lb, out, swizzle_for(m, n))
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, elem, la, lb, out, swizzle_for(m, n)))
     if run.numerics and not (is_virtual(a) or is_virtual(b)):
         flat_a, flat_b = np.zeros(extent(lay_a), a.dtype), np.zeros(extent(lay_b), b.dtype)
         # the storage: zeros between the matrices, each operand written through its layout's strides

@@ -28,7 +28,7 @@ from catlass_py.kernel.transpose_quant_batch_matmul import (
 )
 from catlass_py.layout import RowMajor
 from catlass_py.numerics.rounding import cast
-from catlass_py.ops.operator import array_op, check_flag, check_kernel, op_options, parse_out_dtype, to_numpy
+from catlass_py.ops.operator import array_op, check_flag, chosen_kernel, op_options, parse_out_dtype, to_numpy
 
 if TYPE_CHECKING:
     from catlass_py.analysis.workload import WorkloadReport
@@ -192,11 +192,7 @@ def transpose_quant_batch_matmul(x1, x2, x1_scale, x2_scale, *, perm_x1=(1, 0, 2
                      return_report=return_report, return_launch=return_launch)
     m, batch, k, n, in_name, p2, out = validate_inputs(x1, x2, x1_scale, x2_scale, perm_x1, perm_x2, perm_y, out_dtype)
     saturation = check_flag("saturation", saturation)
-    expected = build_kernel(in_name, out, p2, tuple(tile_shape), saturation, run.arch)
-    if kernel is None:
-        kernel = expected
-    else:
-        check_kernel(kernel, expected)
+    kernel = chosen_kernel(kernel, build_kernel(in_name, out, p2, tuple(tile_shape), saturation, run.arch))
     out_np = ml_dtypes.bfloat16 if out == "bfloat16" else np.float16
     if m == 0:
         return run.empty((m, batch, n), out_np)
