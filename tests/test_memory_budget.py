@@ -9,8 +9,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from catlass_py import cli, runner
+from catlass_py import cli, ops, runner
 from catlass_py.arch import LaunchParams
+from catlass_py.arch import budget
 from catlass_py.arch.budget import (
     Footprint,
     array_bytes,
@@ -97,9 +98,25 @@ def test_the_cli_reports_a_malformed_limit_in_one_line(monkeypatch, capsys):
 
 def test_launch_params_memory_limit_is_checked():
     assert LaunchParams(memory_limit=np.int64(5)).memory_limit == 5
-    for bad in (0, -1, 2.5, True, "1G"):
-        with pytest.raises(ArgumentError, match="memory_limit: expected None or a byte count >= 1"):
+    for bad in (0, -1, 2.5, True, b"1G"):
+        with pytest.raises(ArgumentError, match="memory_limit: expected None, a byte count >= 1 or text"):
             LaunchParams(memory_limit=bad)
+    for bad in ("lots", "1X", "0", "150%"):  # text is checked as the environment variable's is, naming the keyword
+        with pytest.raises(ArgumentError, match="^memory_limit: expected a byte count such as 8589934592 or 8G"):
+            LaunchParams(memory_limit=bad)
+
+
+def test_launch_params_memory_limit_takes_the_environment_variables_text(monkeypatch):
+    monkeypatch.setenv("CATLASS_PY_MEMORY_LIMIT", "off")  # the keyword wins over the environment
+    limit = memory_limit(LaunchParams(memory_limit="1M").memory_limit)
+    assert (limit.bytes, limit.source) == (1 << 20, "LaunchParams.memory_limit=1M")
+    assert memory_limit("off").bytes is None
+    monkeypatch.setattr(budget, "available_memory", lambda: 8 << 30)
+    limit = memory_limit("25%")
+    assert (limit.bytes, limit.source) == (2 << 30, "LaunchParams.memory_limit=25% of the available memory, 8.0 GiB")
+    a = np.ones((64, 64), np.float16)
+    with pytest.raises(CapacityError, match="LaunchParams.memory_limit=1K"):
+        ops.basic_matmul(a, a, core_num=1, options=LaunchParams(memory_limit="1K"))
 
 
 def test_footprints_and_placeholders():

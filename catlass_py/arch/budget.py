@@ -7,7 +7,8 @@ figure first, as a :class:`Footprint` of named items, and :func:`check_footprint
 :class:`~catlass_py.errors.CapacityError` naming the figure and the budget when it does not fit. What the
 observers record while the launch runs (a trace's events) is not part of the figure.
 
-The budget (:func:`memory_limit`) is, in order: ``LaunchParams(memory_limit=...)`` (bytes); the
+The budget (:func:`memory_limit`) is, in order: ``LaunchParams(memory_limit=...)`` (bytes, or text as the
+environment variable takes it); the
 ``CATLASS_PY_MEMORY_LIMIT`` environment variable (a byte count such as ``8589934592`` or ``8G``, with a binary
 ``K``/``M``/``G``/``T`` suffix, a percentage of the memory available at the check such as ``50%``, or ``off``);
 otherwise :data:`DEFAULT_FRACTION` of the memory available at the check (Linux: ``MemAvailable`` of
@@ -113,8 +114,9 @@ class Footprint:
         return self.describe()
 
 
-def _parse_limit(text: str) -> tuple[int | None, float | None]:
-    """(bytes, None), (None, fraction of the available memory) or (None, None) for 'off'."""
+def _parse_limit(text: str, source: str = _ENV) -> tuple[int | None, float | None]:
+    """(bytes, None), (None, fraction of the available memory) or (None, None) for 'off'; an error names
+    ``source``."""
     t = text.strip()
     if t.lower() in ("off", "none", "unlimited"):
         return None, None
@@ -126,8 +128,14 @@ def _parse_limit(text: str) -> tuple[int | None, float | None]:
     m = _SIZE.fullmatch(t)
     if m and t.isascii() and int(m.group(1)) > 0:
         return int(m.group(1)) * _SUFFIX[m.group(2).upper()], None
-    raise ArgumentError(f"{_ENV}: expected a byte count such as 8589934592 or 8G, a percentage of the available "
+    raise ArgumentError(f"{source}: expected a byte count such as 8589934592 or 8G, a percentage of the available "
                         f"memory such as 50%, or 'off'; got {text!r}")
+
+
+def check_limit_text(text: str, source: str) -> None:
+    """Raise :class:`ArgumentError` naming ``source`` unless ``text`` is a budget as ``CATLASS_PY_MEMORY_LIMIT``
+    writes one (``8G``, ``50%``, ``off``)."""
+    _parse_limit(text, source)
 
 
 def _read_int(path: str) -> int | None:
@@ -174,23 +182,24 @@ class MemoryLimit:
     source: str
 
 
-def memory_limit(limit: int | None = None) -> MemoryLimit:
-    """The budget of a run: ``limit`` (bytes, e.g. ``LaunchParams.memory_limit``) when given, else
-    ``CATLASS_PY_MEMORY_LIMIT``, else :data:`DEFAULT_FRACTION` of :func:`available_memory` (module doc).
-    Raises :class:`ArgumentError` for a malformed limit."""
-    if limit is not None:
+def memory_limit(limit: int | str | None = None) -> MemoryLimit:
+    """The budget of a run: ``limit`` (``LaunchParams.memory_limit``: bytes, or text as the environment variable
+    takes it) when given, else ``CATLASS_PY_MEMORY_LIMIT``, else :data:`DEFAULT_FRACTION` of
+    :func:`available_memory` (module doc). Raises :class:`ArgumentError` for a malformed limit."""
+    if limit is not None and not isinstance(limit, str):
         if not is_int(limit) or limit < 1:
-            raise ArgumentError(f"memory_limit: expected None or a byte count >= 1, got {limit!r}")
+            raise ArgumentError(f"memory_limit: expected None, a byte count >= 1 or text such as '8G', '50%' or "
+                                f"'off', got {limit!r}")
         return MemoryLimit(int(limit), "LaunchParams.memory_limit")
-    text = os.environ.get(_ENV, "")
+    name, text = ("LaunchParams.memory_limit", limit) if limit is not None else (_ENV, os.environ.get(_ENV, ""))
     fraction, source = DEFAULT_FRACTION, f"{DEFAULT_FRACTION:.0%} of the available memory"
     if text.strip():
-        nbytes, fraction = _parse_limit(text)
+        nbytes, fraction = _parse_limit(text, name if limit is None else "memory_limit")
         if nbytes is not None:
-            return MemoryLimit(nbytes, f"{_ENV}={text.strip()}")
+            return MemoryLimit(nbytes, f"{name}={text.strip()}")
         if fraction is None:
-            return MemoryLimit(None, f"{_ENV}={text.strip()}")
-        source = f"{_ENV}={text.strip()} of the available memory"
+            return MemoryLimit(None, f"{name}={text.strip()}")
+        source = f"{name}={text.strip()} of the available memory"
     avail = available_memory()
     if avail is None:
         return MemoryLimit(None, "the available memory is unknown")

@@ -62,10 +62,11 @@ class LaunchParams:
     """Accept flag sets no wait consumed by the end of the launch (listed in ``LaunchResult``) instead of
     raising :class:`UnpairedFlagError`."""
 
-    memory_limit: int | None = None
+    memory_limit: int | str | None = None
     """Bytes an operator or example run may allocate on the host (inputs it creates, GM buffers, workspace,
-    core buffers, golden), checked before it allocates anything (:mod:`catlass_py.arch.budget`). ``None``:
-    ``CATLASS_PY_MEMORY_LIMIT`` or a fraction of the available memory."""
+    core buffers, golden), checked before it allocates anything (:mod:`catlass_py.arch.budget`): a byte count, or
+    text as ``CATLASS_PY_MEMORY_LIMIT`` takes it (``'8G'``, ``'50%'`` of the memory available at the check,
+    ``'off'``). ``None``: ``CATLASS_PY_MEMORY_LIMIT`` or a fraction of the available memory."""
 
     def __post_init__(self):
         from catlass_py.errors import ArgumentError
@@ -73,14 +74,20 @@ class LaunchParams:
 
         # numpy integers are accepted and kept as Python ints (a frozen dataclass: set through object)
         for name in ("seed", "blas_threads", "poison", "memory_limit"):
-            object.__setattr__(self, name, as_int(getattr(self, name)))
+            if not isinstance(getattr(self, name), str):
+                object.__setattr__(self, name, as_int(getattr(self, name)))
         if self.seed is not None and not is_int(self.seed):
             raise ArgumentError(f"seed: expected None or an int, got {self.seed!r}")
         if self.blas_threads is not None and (not is_int(self.blas_threads) or self.blas_threads < 1):
             raise ArgumentError(f"blas_threads: expected None or an int >= 1, got {self.blas_threads!r}")
         if not is_int(self.poison) or not 0 <= self.poison <= 255:
             raise ArgumentError(f"poison: expected a byte value 0..255, got {self.poison!r}")
-        if self.memory_limit is not None and (not is_int(self.memory_limit) or self.memory_limit < 1):
-            raise ArgumentError(f"memory_limit: expected None or a byte count >= 1, got {self.memory_limit!r}")
+        if isinstance(self.memory_limit, str):
+            from catlass_py.arch.budget import check_limit_text
+
+            check_limit_text(self.memory_limit, "memory_limit")
+        elif self.memory_limit is not None and (not is_int(self.memory_limit) or self.memory_limit < 1):
+            raise ArgumentError(f"memory_limit: expected None, a byte count >= 1 or text such as '8G', '50%' or "
+                                f"'off', got {self.memory_limit!r}")
         if not isinstance(self.numerics, bool):
             raise ArgumentError(f"numerics: expected True or False, got {self.numerics!r}")
