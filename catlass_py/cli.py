@@ -158,8 +158,9 @@ def _check_options(ns: argparse.Namespace) -> None:
     """Every option checked before the run: counts, output paths, the core selection, matplotlib."""
     if ns.cores is not None and ns.cores < 1:
         raise ArgumentError(f"--cores: expected a count >= 1, got {ns.cores}")
-    if ns.seeds < 0:
-        raise ArgumentError(f"--seeds: expected a count >= 0, got {ns.seeds}")
+    if ns.seeds == 1 or ns.seeds < 0:  # (0: the default, no extra interleavings)
+        raise ArgumentError(f"--seeds: expected a count >= 2 (the outputs of N interleavings are compared), got "
+                            f"{ns.seeds}")
     if ns.trace is not None:
         check_output_path("--trace", ns.trace)
     if ns.timeline_cores is not None:
@@ -655,6 +656,8 @@ def _command(ns: argparse.Namespace) -> int:
         return _list(ns)
     if getattr(ns, "plot", None):  # tune --plot, calibrate --plot: checked before anything runs
         check_picture_path("--plot", ns.plot)
+    if ns.command == "tune" and ns.out:
+        check_output_path("--out", ns.out)
     console, err = _consoles()
     if ns.command == "tune":
         from catlass_py.tune.command import tune_command

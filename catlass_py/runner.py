@@ -146,8 +146,8 @@ def check_launch(example, arch, cores: int | None, *, cores_given: bool):
     """The checks of ``--arch`` and ``--cores`` that ``catlass-py run`` and ``tune`` make before anything runs,
     against the arch the example's kernel is built for (:func:`built_for`; nothing to check when the example does
     not say): the ``--arch`` spec ``arch`` (or None) must be able to time it
-    (:func:`catlass_py.analysis.cost.check_timing_arch`), and ``cores`` (given as ``--cores`` when ``cores_given``,
-    else ``arch``'s core count) must fit on it. An :class:`ArgumentError` names the option. Returns the arch the
+    (:func:`catlass_py.analysis.cost.check_timing_arch`) and have ``cores``, and ``cores`` (given as ``--cores`` when
+    ``cores_given``, else ``arch``'s core count) must fit on it. An :class:`ArgumentError` names the option. Returns the arch the
     kernel is built for (None when the example does not say)."""
     from catlass_py.analysis.cost import check_timing_arch
 
@@ -156,6 +156,8 @@ def check_launch(example, arch, cores: int | None, *, cores_given: bool):
         return None
     if arch is not None:
         check_timing_arch(arch, built, "--arch")
+        if cores is not None and cores > arch.core_num:  # pricing more cores than the device has
+            raise ArgumentError(f"--cores: {arch.name} (--arch) has {arch.core_num} AI cores, got {cores}")
     if cores is not None and cores > built.core_num:
         if cores_given or arch is None:
             raise ArgumentError(f"--cores: expected a count in 1..{built.core_num} ({built.name} AI cores, which "

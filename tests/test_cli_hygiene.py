@@ -230,3 +230,13 @@ def test_timeline_cores_reach_the_picture(tmp_path, capsys):
     timeline = json.loads(capsys.readouterr().out)["analysis"]["timeline"]
     assert timeline["path"] == str(png) and timeline["cores"] == [1] and timeline["stalls"] > 0
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seeds", "1"], "--seeds: expected a count >= 2"),
+    (["--arch", "Ascend910B4", "--cores", "24", "--predict-only"], "--cores: Ascend910B4 (--arch) has 20 AI cores"),
+])
+def test_options_that_would_check_nothing_or_price_a_device_it_is_not_are_refused(argv, message, capsys):
+    assert cli.main(["run", "00", "64", "64", "64", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err

@@ -317,7 +317,10 @@ def _attribute(exc: BaseException, ctx: CoreContext) -> BaseException:
         if getattr(exc, "core", None) is not None:
             return exc
         new = copy.copy(exc)
-        new.args = (f"{ctx.core.name}: {exc.args[0] if exc.args else ''}",) + tuple(exc.args[1:])
+        text = exc.args[0] if exc.args else ""
+        if not str(text).startswith(f"{ctx.core.name}: "):  # (a core's own check may have named it already)
+            text = f"{ctx.core.name}: {text}"
+        new.args = (text,) + tuple(exc.args[1:])
         new.core = ctx.core
         new.__cause__ = exc
         return new

@@ -26,8 +26,15 @@ def calibrate(ns, console) -> int:
     the predictions meet the calibration targets, 1 otherwise. Requested points that cannot run are named (and an
     :class:`~catlass_py.errors.ArgumentError` when none can)."""
     all_points = load_points()
-    ids = [i.strip() for i in ns.points.split(",")] if ns.points else None
-    points = select(all_points, ids, slow=ns.slow)
+    ids = None
+    if ns.points is not None:  # ids in any case, separated by commas (empty items ignored); naming none is an error
+        ids = [i.strip().upper() for i in ns.points.split(",") if i.strip()]
+        if not ids:
+            raise ArgumentError(f"--points: expected comma-separated point ids such as T01,T02, got {ns.points!r}")
+    try:
+        points = select(all_points, ids, slow=ns.slow)
+    except ArgumentError as exc:
+        raise ArgumentError(f"--{exc}") from None  # select names its argument 'points
     skipped = skipped_points(all_points, ids or [], points)
     if not points:
         raise ArgumentError(f"--points: nothing to run: {'; '.join(f'{i} {why}' for i, why in skipped)}")

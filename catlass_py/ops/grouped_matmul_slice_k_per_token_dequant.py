@@ -127,7 +127,7 @@ def grouped_matmul_slice_k_per_token_dequant(a, b, group_list, scale, per_token_
     g, m, n, k, out, gdt = validate_inputs(a, b, group_list, scale, per_token_scale, run.core_num, run.arch)
     if m == 0 or n == 0:
         return run.empty((g, m, n), scale.dtype)
-    kernel = chosen_kernel(kernel, build_kernel(run.arch, out, gdt))
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, out, gdt), adopts=("A", "B", "epilogue d_type"))
     mmad = kernel.block_mmad
     args, host = run.device_arguments(
         "grouped_matmul_slice_k_per_token_dequant", kernel,

@@ -143,7 +143,7 @@ def grouped_matmul_slice_m_per_token_dequant_moe(a, b, group_list, scale, per_to
                                                 run.arch)
     if m == 0 or n == 0:
         return run.empty((m, n), get_dtype(out).numpy)
-    kernel = chosen_kernel(kernel, build_kernel(run.arch, out, sdt, gdt))
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, out, sdt, gdt), adopts=("epilogue d_type",))
     d_type = kernel.block_epilogue.d_type.element
     args, host = run.device_arguments(
         "grouped_matmul_slice_m_per_token_dequant_moe", kernel,

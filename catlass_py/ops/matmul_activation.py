@@ -73,7 +73,7 @@ def _matmul_activation(activation, a, b, *, out_dtype, layout_a, layout_b, core_
         kernel = build_kernel(activation, run.arch, 0 if m > n else 1, element, out, la, lb)
     else:
         check_kernel(kernel, build_kernel(activation, run.arch, 0 if m > n else 1, element, out, la, lb),
-                     adopts_layouts=True)
+                     adopts=("A", "B", "epilogue d_type"))
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     d_type = kernel.block_epilogue.d_type.element
     args, host = run.device_arguments(

@@ -114,7 +114,7 @@ def matmul_add(a, b, x, *, layout_a="row_major", layout_b="row_major", core_num:
     if kernel is None:
         kernel = build_kernel(run.arch, 0 if m > n else 1, element, la, lb)
     else:
-        check_kernel(kernel, build_kernel(run.arch, 0 if m > n else 1, element, la, lb), adopts_layouts=True)
+        check_kernel(kernel, build_kernel(run.arch, 0 if m > n else 1, element, la, lb), adopts=("A", "B"))
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     args, host = run.device_arguments(  # D's buffer holds X on entry (as in the C++)
         "matmul_add", kernel,

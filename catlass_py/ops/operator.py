@@ -591,32 +591,35 @@ def kernel_interface(kernel) -> dict[str, str]:
     return sig
 
 
-def check_kernel(kernel, expected, *, adopts_layouts: bool = False) -> None:
+def check_kernel(kernel, expected, *, adopts: tuple[str, ...] = ()) -> None:
     """A kernel passed in by the caller (``kernel=``) must be of the operator's kernel class (``expected`` is the
     kernel the operator assembles for the call's operands) and expect the same data (:func:`kernel_interface`):
-    otherwise an :class:`ArgumentError` naming what differs, before anything runs. ``adopts_layouts``: the operator
-    stores A and B in the layouts the kernel reads, so only their element types must agree."""
+    otherwise an :class:`ArgumentError` naming what differs, before anything runs. ``adopts`` names what the
+    operator takes from the caller's kernel instead of from the call: ``"A"`` / ``"B"`` the layout that operand is
+    stored in (its element type must still agree), any other key of the interface (an epilogue's ``d_type``, say)
+    entirely."""
     if not isinstance(kernel, type(expected)):
         raise ArgumentError(f"kernel: expected a {type(expected).__name__} (the operator's kernel class, assembled "
                             f"for these operands), got {type(kernel).__name__} {_short_repr(kernel)}")
     got, want = kernel_interface(kernel), kernel_interface(expected)
-    if adopts_layouts:
-        for key in ("A", "B"):
-            for sig in (got, want):
-                if key in sig:
-                    sig[key] = sig[key].split()[0]
+    for key in adopts:
+        for sig in (got, want):
+            if key in ("A", "B") and key in sig:
+                sig[key] = sig[key].split()[0]  # the element type only
+            elif key not in ("A", "B"):
+                sig.pop(key, None)
     diff = [f"{key} {got.get(key, '-')} where the call's operands need {want.get(key, '-')}"
             for key in dict.fromkeys([*want, *got]) if got.get(key) != want.get(key)]
     if diff:
         raise ArgumentError("kernel: assembled for " + "; ".join(diff))
 
 
-def chosen_kernel(kernel, expected):
+def chosen_kernel(kernel, expected, *, adopts: tuple[str, ...] = ()):
     """The kernel an operator launches: ``expected`` (the one it assembles for the call's operands) when the caller
-    passed none, else the caller's ``kernel`` once :func:`check_kernel` accepts it."""
+    passed none, else the caller's ``kernel`` once :func:`check_kernel` accepts it (``adopts`` as there)."""
     if kernel is None:
         return expected
-    check_kernel(kernel, expected)
+    check_kernel(kernel, expected, adopts=adopts)
     return kernel
 
 

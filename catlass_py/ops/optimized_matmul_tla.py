@@ -105,7 +105,8 @@ def optimized_matmul_tla(a, b, *, layout_a="row", layout_b="column", core_num: i
         return run.empty((m, n), out_np)
     ta, tb = la.__name__, lb.__name__
     pad_a, pad_b = padding_for(m, n, k, ta, tb)
-    kernel = chosen_kernel(kernel, build_kernel(run.arch, elem, ta, tb, pad_a, pad_b, swizzle_for(m, n)))
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, elem, ta, tb, pad_a, pad_b, swizzle_for(m, n)),
+                           adopts=("A", "B"))
     if (kernel.padding_a is not None, kernel.padding_b is not None) != (pad_a, pad_b):
         raise ArgumentError(f"kernel: assembled for padding (A, B) = {(kernel.padding_a is not None, kernel.padding_b is not None)}"
                             f", these operands need {(pad_a, pad_b)}")

@@ -114,7 +114,7 @@ def quant_matmul(a, b, scale, per_token_scale, *, layout_a="row_major", layout_b
     if kernel is None:
         kernel = build_kernel(run.arch, 0 if m > n else 1, out, la, lb)
     else:
-        check_kernel(kernel, build_kernel(run.arch, 0 if m > n else 1, out, la, lb), adopts_layouts=True)
+        check_kernel(kernel, build_kernel(run.arch, 0 if m > n else 1, out, la, lb), adopts=("A", "B"))
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     args, host = run.device_arguments(
         "quant_matmul", kernel,

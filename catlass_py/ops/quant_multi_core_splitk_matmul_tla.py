@@ -145,7 +145,7 @@ def quant_multi_core_splitk_matmul_tla(a, b, scale, per_token_scale, *, layout_a
     if kernel is None:
         kernel = build_kernel(run.arch, la, lb, out)
     else:
-        check_kernel(kernel, build_kernel(run.arch, la, lb, out), adopts_layouts=True)
+        check_kernel(kernel, build_kernel(run.arch, la, lb, out), adopts=("A", "B", "epilogue element_d"))
     mm, ep = kernel.block_mmad, kernel.block_epilogue
     layouts = (make_layout_tag("int8", mm.layout_tag_a, m, k), make_layout_tag("int8", mm.layout_tag_b, k, n),
                make_layout_tag("float32", "RowMajor", 1, n), make_layout_tag("float32", "RowMajor", 1, m),

@@ -105,7 +105,8 @@ def quant_optimized_matmul_tla(a, b, scale, per_token_scale, *, layout_a="row", 
         return run.empty((m, n), get_dtype(out).numpy)
     ta, tb = la.__name__, lb.__name__
     pad_a, pad_b = padding_for(m, n, k, ta, tb)
-    kernel = chosen_kernel(kernel, build_kernel(run.arch, ta, tb, pad_a, pad_b, swizzle_for(m, n), out))
+    kernel = chosen_kernel(kernel, build_kernel(run.arch, ta, tb, pad_a, pad_b, swizzle_for(m, n), out),
+                           adopts=("A", "B", "epilogue element_d"))
     if (kernel.padding_a is not None, kernel.padding_b is not None) != (pad_a, pad_b):
         raise ArgumentError(f"kernel: assembled for padding (A, B) = "
                             f"{(kernel.padding_a is not None, kernel.padding_b is not None)}, these operands need "

@@ -115,7 +115,7 @@ def single_core_splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", lay
     if kernel is None:
         kernel = build_kernel(run.arch, m > n, element, out, la, lb)
     else:
-        check_kernel(kernel, build_kernel(run.arch, m > n, element, out, la, lb), adopts_layouts=True)
+        check_kernel(kernel, build_kernel(run.arch, m > n, element, out, la, lb), adopts=("A", "B"))
         la, lb = kernel.layout_a, kernel.layout_b
     args, host = run.device_arguments(
         "single_core_splitk_matmul", kernel, lambda gm: kernel.Arguments(GemmCoord(m, n, k), gm["a"], gm["b"], gm["c"]),

@@ -109,7 +109,7 @@ def splitk_matmul(a, b, *, out_dtype=None, layout_a="row_major", layout_b="colum
     if kernel is None:
         kernel = build_kernel(run.arch, element, out, la, lb)
     else:
-        check_kernel(kernel, build_kernel(run.arch, element, out, la, lb), adopts_layouts=True)
+        check_kernel(kernel, build_kernel(run.arch, element, out, la, lb), adopts=("A", "B"))
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     args, host = run.device_arguments(
         "splitk_matmul", kernel,

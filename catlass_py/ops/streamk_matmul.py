@@ -103,7 +103,7 @@ def streamk_matmul(a, b, *, layout_a="row_major", layout_b="row_major", core_num
     if kernel is None:
         kernel = build_kernel(run.arch, element, la, lb)
     else:
-        check_kernel(kernel, build_kernel(run.arch, element, la, lb), adopts_layouts=True)
+        check_kernel(kernel, build_kernel(run.arch, element, la, lb), adopts=("A", "B", "C"))
         la, lb = kernel.block_mmad.a_type.layout, kernel.block_mmad.b_type.layout
     args, host = run.device_arguments(
         "streamk_matmul", kernel,

@@ -36,14 +36,20 @@ from catlass_py.tune.sweep import (
 
 def read_shapes(path: str, *, numbered: bool = False) -> list:
     """The shapes of a ``--shapes`` file: one line of positional arguments each (blank lines and ``#`` comments
-    skipped); with ``numbered``, ``(line number, arguments)`` pairs."""
+    skipped); with ``numbered``, ``(line number, arguments)`` pairs. A file that cannot be read is an
+    :class:`ArgumentError` naming the option."""
     shapes = []
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if line:
-                words = line.replace(",", " ").split()
-                shapes.append((number, words) if numbered else words)
+    try:
+        with open(path) as f:
+            lines = list(f)
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ArgumentError(f"--shapes: cannot read {path!r}: {why}") from None
+    for number, line in enumerate(lines, 1):
+        line = line.split("#", 1)[0].strip()
+        if line:
+            words = line.replace(",", " ").split()
+            shapes.append((number, words) if numbered else words)
     if not shapes:
         raise ArgumentError(f"--shapes: {path} lists no shape")
     return shapes
@@ -120,6 +126,7 @@ def tune_command(ns, console: Console, err: Console) -> int:
     parse_settings(example.assemble, fixed_pairs, example_arch(example))  # a bad --set fails before the sweep
     if ns.top < 1:
         raise ArgumentError(f"--top: expected at least 1 row, got {ns.top}")
+
     columns = [c for c in space.varying()] + [k for k in fixed_pairs if k not in space.varying()]
     ranking = Ranking(ns.top, keep_points=bool(ns.plot))
     stats = SweepStats()
@@ -160,9 +167,10 @@ def tune_command(ns, console: Console, err: Console) -> int:
             writer.close()
         executor.close()
         cache.close()
+    failed = f", {stats.errors} failed in the simulator (not cached)" if stats.errors else ""
     stats_line = (f"{stats.candidates} candidates, {stats.illegal} rejected by the assembly, {stats.evaluated} "
                   f"predicted ({stats.throughput:.1f}/s), {stats.cached} from the cache, {stats.pruned} pruned by "
-                  f"the roofline; {arch_name}, {cores} cores, space '{space.name}'")
+                  f"the roofline{failed}; {arch_name}, {cores} cores, space '{space.name}'")
     verify = {}
     if not ns.no_verify:
         verify = _verify(example, ranking, cores, arch_name)
@@ -176,6 +184,9 @@ def tune_command(ns, console: Console, err: Console) -> int:
         if not ranking.shapes():
             why = f"; the first failure: {first_error}" if first_error else ""
             err.print(f"no configuration could be predicted ({stats_line}){why}", highlight=False, markup=False)
+        elif first_error:
+            err.print(f"warning: {stats.errors} configuration(s) failed in the simulator and are not ranked (the rows "
+                      f"with status=error in --out); the first failure: {first_error}", highlight=False, markup=False)
         for shape, (passed, verdict, key) in verify.items():
             (console if passed else err).print(f"best of {' '.join(shape)} ({key}), run with numerics: {verdict}",
                                                highlight=False, markup=False)

@@ -405,10 +405,20 @@ def check_config(assemble, config: dict[str, str], arch, fixed: dict[str, str] |
 
 def legal_configs(assemble, space: SearchSpace, arch, fixed: dict[str, str] | None = None,
                   rejected: list | None = None) -> Iterator[dict[str, str]]:
-    """The candidates of ``space`` that the assembly accepts (lazily); ``rejected`` collects ``(config, reason)``
-    of the others."""
+    """The candidates of ``space`` with the ``fixed`` settings (``tune --set``) that the assembly accepts (lazily),
+    each with the fixed settings in it: a fixed keyword the space varies takes the fixed value in every candidate,
+    so the space narrows to it (candidates that become the same are given once). ``rejected`` collects
+    ``(config, reason)`` of the others."""
+    fixed = fixed or {}
+    seen: set = set()
     for cfg in space.candidates():
-        reason = check_config(assemble, cfg, arch, fixed)
+        if fixed:
+            cfg = {**cfg, **fixed}
+            key = tuple(sorted(cfg.items()))
+            if key in seen:
+                continue
+            seen.add(key)
+        reason = check_config(assemble, cfg, arch)
         if reason is None:
             yield cfg
         elif rejected is not None:

@@ -167,7 +167,7 @@ def sweep(example, shapes, space: SearchSpace, *, arch, cores: int, executor, ca
 
     ``example`` is a loaded example script (:func:`catlass_py.runner.load_script`); ``shapes`` lists its
     positional arguments per problem (strings); ``arch`` is an arch name; ``fixed`` keywords join every
-    configuration; ``limit`` keeps the first N legal candidates per shape; ``progress(n_done, n_total)`` is called
+    configuration (one the space varies narrows it to the fixed value); ``limit`` keeps the first N legal candidates per shape; ``progress(n_done, n_total)`` is called
     as rows come in; ``example_id`` is what the workers load (default: the example's NAME; a user's script passes
     its path)."""
     from catlass_py.arch.spec import get_arch
@@ -187,7 +187,7 @@ def sweep(example, shapes, space: SearchSpace, *, arch, cores: int, executor, ca
             legal = legal_configs(example.assemble, space, settings_arch, fixed, rejected)
             if limit is not None:
                 legal = (c for _, c in zip(range(limit), legal))
-            candidates = [{**fixed, **c} for c in legal]
+            candidates = list(legal)  # each with the fixed settings
             stats.candidates += len(candidates) + len(rejected)
             stats.illegal += len(rejected)
             stats.rejected.extend((shape, c, r) for c, r in rejected[:100])

@@ -80,3 +80,17 @@ def test_the_table_keeps_every_value_whole_in_an_80_column_terminal():
             assert value in line
         case = "".join(line.split("│")[2].strip() for line in text.splitlines() if line.count("│") > 5)
         assert p.point.label.replace(" ", "") in case.replace(" ", "")
+
+
+@pytest.mark.parametrize("points, message", [("", "expected comma-separated point ids"),
+                                             (",", "expected comma-separated point ids"),
+                                             ("T01,T99", "--points: unknown id(s) T99")])
+def test_calibrate_points_must_name_known_points(points, message, capsys):
+    assert cli.main(["calibrate", "--points", points, "--json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
+
+
+def test_calibrate_points_ignore_case_and_empty_items(capsys):
+    cli.main(["calibrate", "--points", "t01,", "--json"])
+    assert [p["id"] for p in json.loads(capsys.readouterr().out)["points"]] == ["T01"]

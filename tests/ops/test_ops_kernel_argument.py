@@ -16,6 +16,7 @@ from catlass_py.arch.spec import ATLAS_A2, ASCEND_910B3, arch_from_dict, get_arc
 from catlass_py.assemblies.basic_matmul import assemble as assemble_basic
 from catlass_py.data import example10_inputs
 from catlass_py.errors import ArgumentError
+from catlass_py.layout import ColumnMajor, RowMajor
 
 basic = importlib.import_module("catlass_py.ops.basic_matmul")
 slice_m = importlib.import_module("catlass_py.ops.grouped_matmul_slice_m")
@@ -96,3 +97,16 @@ def test_an_a2_operator_on_the_950_names_the_arch_in_a_short_error():
     with pytest.raises(Exception, match=r"got Ascend950 \(arch_code 3510\)$") as info:
         ops.basic_matmul(A, B, core_num=2, arch="Ascend950")
     assert len(str(info.value)) < 200
+
+
+def test_what_an_operator_takes_from_the_kernel_is_not_held_against_it():
+    # matmul_gelu stores A and B in the kernel's layouts and writes D in its epilogue's type: a kernel with
+    # column-major A and a bf16 D runs on fp16 row-major-called operands, and only the element type must agree
+    activation = importlib.import_module("catlass_py.ops.matmul_activation")
+    kernel = activation.build_kernel("gelu", ATLAS_A2, 0, "float16", "bfloat16", ColumnMajor, RowMajor)
+    d = ops.matmul_gelu(A, B, core_num=2, kernel=kernel)
+    plain = ops.matmul_gelu(A, B, core_num=2, out_dtype="bfloat16")
+    assert d.dtype == plain.dtype and np.array_equal(d.view(np.uint16), plain.view(np.uint16))
+    with pytest.raises(ArgumentError, match="A bfloat16 where the call's operands need float16"):
+        ops.matmul_gelu(A, B, core_num=2,
+                        kernel=activation.build_kernel("gelu", ATLAS_A2, 0, "bfloat16", "bfloat16", RowMajor, RowMajor))

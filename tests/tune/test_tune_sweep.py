@@ -257,3 +257,39 @@ def test_docs_tuning_is_true(capsys):
     for command, error in quoted:
         assert cli.main(shlex.split(command)) == 2
         assert capsys.readouterr().err.strip() == error
+
+
+def test_a_set_keyword_the_space_varies_narrows_the_space_to_it(capsys):
+    base = ["tune", EX00, "128", "256", "200", "--space", "quick", "--jobs", "1", "--cores", "2", "--top", "50",
+            "--no-verify", "--json"]
+    assert cli.main([*base, "--set", "swizzle=3,1"]) == 0
+    (shape,) = json.loads(capsys.readouterr().out)["shapes"]
+    assert shape["top"] and {r["swizzle"] for r in shape["top"]} == {"3,1"}
+    # a value the space does not list is taken too: every candidate has it
+    assert cli.main([*base, "--set", "l1_tile=64x128x128", "--set", "l0_tile=64x128x64"]) == 0
+    (shape,) = json.loads(capsys.readouterr().out)["shapes"]
+    assert {(r["l1_tile"], r["l0_tile"]) for r in shape["top"]} == {("64x128x128", "64x128x64")}
+    assert len(shape["top"]) == 2  # the two swizzles of quick: the tile pairs collapsed into one
+
+
+def test_configurations_that_fail_in_the_simulator_are_counted_and_named(capsys):
+    # example 44 with one L1B stage and two K tiles: the in-order simulator refuses the block (a ConfigError)
+    argv = ["tune", "44", "256", "512", "512", "--cores", "2", "--jobs", "1", "--no-verify", "--limit", "8",
+            "--set", "l1b_stages=1"]
+    assert cli.main([*argv, "--json"]) in (0, 1)
+    result = json.loads(capsys.readouterr().out)
+    assert result["stats"]["errors"] > 0
+    cli.main(argv)
+    out, err = capsys.readouterr()
+    text = " ".join((out + err).split())  # (the rich footer wraps)
+    assert "failed in the simulator (not cached)" in text and "L1B_STAGES = 1" in err
+    assert "configuration(s) failed in the simulator" in err or "no configuration could be predicted" in err
+
+
+def test_unreadable_shapes_and_unwritable_out_paths_are_named(tmp_path, capsys):
+    assert cli.main(["tune", EX00, "--shapes", str(tmp_path / "none.txt"), "--space", "quick"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --shapes: cannot read") and "\n" not in err
+    assert cli.main(["tune", EX00, "64", "64", "64", "--space", "quick", "--out", str(tmp_path / "no" / "x.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --out: cannot write") and "does not exist" in err

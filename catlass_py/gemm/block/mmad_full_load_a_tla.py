@@ -147,6 +147,14 @@ class _FullLoadATlaBlock(CloseOnExit):
         n_l1 = n
         tensor_l0c = make_tensor(self.l0c[self.l0c_id], make_layout_l0c(m_l1, n_l1))
         k_tiles = ceil_div(k, l1.k)
+        if p.l1b_stages == 1 and k_tiles > 1:
+            # CATLASS (block_mmad_pingpong_full_loadA_tla.hpp) preloads B's next K tile into the one L1B buffer after
+            # WaitFlag<MTE1_MTE2> on it, before the L1 -> L0B loads of the tile the cube still reads there: the
+            # hardware's MTE2 stalls until MTE1 frees the buffer later in program order. This simulator runs a
+            # core's instructions in program order, so it cannot reorder that load after the free.
+            raise ConfigError(f"{spec.name}: L1B_STAGES = 1 with {k_tiles} K tiles of B (k = {k}, L1 K = {l1.k}): the "
+                              "preload of each next tile waits for the buffer the current tile still occupies, which "
+                              "this in-order simulator cannot run; use l1b_stages=2, or an L1 K tile that covers k")
         start = ctx.block_idx if p.enable_shuffle_k else 0
         first = start % k_tiles
         k_l1 = l1.k if first < k_tiles - 1 else k - first * l1.k
