@@ -151,6 +151,17 @@ def chrome_trace(cost: CostModel, *, markers: bool = True, intra_core_flags: boo
                 events.append({"ph": "f", "bp": "e", "id": flow, "name": f"{event} {ident}", "cat": ICAT, "pid": pid,
                                "tid": tid, "ts": ts})
     rep = cost.report
+    if rep.launch_overhead_cycles > 0:  # the fixed cost of a launch, in no pipe: its own track, after the work
+        pid = max((c.ai_core for c in cores), default=-1) + 1
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": "launch"}})
+        events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": pid}})
+        events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": 0, "args": {"name": "launch overhead"}})
+        a = ns(rep.cycles - rep.launch_overhead_cycles)
+        events.append({"ph": "X", "cat": "launch", "name": "launch overhead", "pid": pid, "tid": 0, "ts": us(a),
+                       "dur": us(ns(rep.cycles) - a),
+                       "args": {"launch_overhead_us": round(rep.launch_overhead_cycles * us_per_cycle, 3),
+                                "what": "the fixed cost of a launch (CostParams.launch_overhead_us, plus "
+                                        "mix_launch_overhead_us for a cube + vector kernel): no pipe is busy"}})
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",
@@ -172,6 +183,7 @@ _COLOURS = {"MTE2": "#4e79a7", "MTE1": "#76b7b2", "M": "#e15759", "FIX": "#f28e2
 _PIPE_NAMES = {"MTE2": "MTE2 (GM -> L1/UB)", "MTE1": "MTE1 (L1 -> L0)", "M": "M (cube mmad)",
                "FIX": "FIX (fixpipe L0C -> GM)", "V": "V (vector)", "MTE3": "MTE3 (UB -> GM)", "S": "S (scalar)"}
 _STALL = "#d9d9d9"
+_LAUNCH = "#ece3f0"
 #: at most this many cross-core arrows and text labels are drawn (the first ones in time); the title says so
 MAX_ARROWS = 600
 MAX_LABELS = 400
@@ -255,6 +267,12 @@ def draw_timeline(cost: CostModel, path: "str | os.PathLike[str]", *, cores: "It
         if bars[i]:
             ax.broken_barh([(s * us, d * us) for s, d in bars[i]], (i - 0.4, 0.8), facecolors=_COLOURS.get(pipe, "#888"),
                            edgecolor="none", zorder=3)
+    # the launch overhead (no pipe busy) closes the predicted time: shaded across every lane
+    head = cost.report.launch_overhead_cycles
+    if head > 0:
+        ax.axvspan((span - head) * us, span * us, color=_LAUNCH, alpha=0.5, lw=0, zorder=1)
+        ax.text((span - head / 2) * us, -0.75, "launch overhead", ha="center", va="center", fontsize=6, color="#555",
+                zorder=4, clip_on=True)
     # stalls on the S lane, labelled with the flag waited on
     labels = stalls = 0
     for core, flag, issued, ready, _src in cost.flag_waits:
@@ -313,6 +331,7 @@ def draw_timeline(cost: CostModel, path: "str | os.PathLike[str]", *, cores: "It
                  f"{rep.cube_utilisation:.1%} (showing {which}{note})", fontsize=9, y=1 - 0.12 / height)
     handles = [Patch(facecolor=_COLOURS[p], label=_PIPE_NAMES[p]) for p in ("MTE2", "MTE1", "M", "FIX", "V", "MTE3", "S")]
     handles += [Patch(facecolor=_STALL, edgecolor="#8c8c8c", hatch="////", label="stall: waiting on a cross-core flag"),
+                Patch(facecolor=_LAUNCH, alpha=0.5, label="launch overhead (no pipe busy)"),
                 Line2D([], [], color="#3b3b3b", lw=0.8, marker=">", markersize=3, label="flag set -> the wait it releases"),
                 Line2D([], [], color="#444", lw=0.6, label="output block started (group (m,n))")]
     fig.legend(handles=handles, loc="upper center", ncol=5, fontsize=6.5, frameon=False,
@@ -320,4 +339,5 @@ def draw_timeline(cost: CostModel, path: "str | os.PathLike[str]", *, cores: "It
     fig.savefig(path, dpi=dpi)
     return {"cores": shown, "lanes": len(lanes), "arrows": min(len(arrows), MAX_ARROWS), "flag_waits_released": len(arrows),
             "stalls": stalls, "stall_labels": labels, "block_labels": block_labels,
+            "launch_overhead_us": round(head * us, 3),
             "legend": [h.get_label() for h in handles]}

@@ -45,7 +45,7 @@ def test_trace_file_is_valid_json_with_a_process_per_ai_core_and_a_track_per_pip
     events = trace["traceEvents"]
     assert len(events) == n
     procs = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
-    assert procs == {0: "AI core 0", 1: "AI core 1"}
+    assert procs == {0: "AI core 0", 1: "AI core 1", 2: "launch"}
     threads = {(e["pid"], e["args"]["name"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     for c in range(CORES):
         for pipe in ("MTE2", "MTE1", "M", "FIX", "S", "flags"):
@@ -57,7 +57,7 @@ def test_trace_file_is_valid_json_with_a_process_per_ai_core_and_a_track_per_pip
     assert len(tids) == len(threads)  # one tid per named track
     # One complete event per instruction, on the track of its core and pipe, in predicted microseconds.
     instr = [e for e in events if e["ph"] == "X" and e["cat"] == "instruction"]
-    assert {e["cat"] for e in events if e["ph"] == "X"} == {"instruction", "cross-core"}
+    assert {e["cat"] for e in events if e["ph"] == "X"} == {"instruction", "cross-core", "launch"}
     assert len(instr) == tally.instructions
     names = {(e["pid"], e["tid"]): None for e in instr}
     assert all(key in tids for key in names)
@@ -66,6 +66,11 @@ def test_trace_file_is_valid_json_with_a_process_per_ai_core_and_a_track_per_pip
     timeline_us = cm.report.timeline_cycles / (cm.report.clock_ghz * 1e3)  # the device time less the launch head
     assert 0.9 * timeline_us < end <= timeline_us  # the last data still lands after it
     assert trace["otherData"]["predicted_device_time_us"] == pytest.approx(cm.report.microseconds, abs=1e-3)
+    # the launch overhead, in no pipe, closes the predicted time on a track of its own
+    (head,) = [e for e in events if e["ph"] == "X" and e["cat"] == "launch"]
+    head_us = cm.report.launch_overhead_cycles / (cm.report.clock_ghz * 1e3)
+    assert head["pid"] == 2 and head["dur"] == pytest.approx(head_us, abs=2e-3) and head_us > 0
+    assert head["ts"] + head["dur"] == pytest.approx(cm.report.microseconds, abs=2e-3)
 
 
 def test_trace_slices_nest_properly_on_every_track(costed):
@@ -132,6 +137,9 @@ def test_timeline_draws_every_core_with_legend_arrows_and_labels(costed, tmp_pat
     assert 0 < drawn["arrows"] == drawn["flag_waits_released"] <= waits
     assert drawn["stalls"] > 0 and drawn["stall_labels"] > 0 and drawn["block_labels"] > 0
     assert "stall: waiting on a cross-core flag" in drawn["legend"] and "M (cube mmad)" in drawn["legend"]
+    assert "launch overhead (no pipe busy)" in drawn["legend"]
+    assert drawn["launch_overhead_us"] == pytest.approx(cost.report.launch_overhead_cycles / (cost.report.clock_ghz * 1e3),
+                                                        abs=1e-3)
     one = draw_timeline(cost, tmp_path / "one.png", cores=[launched[-1]])
     assert one["cores"] == [launched[-1]] and one["lanes"] == 13 and one["arrows"] < drawn["arrows"]
     with pytest.raises(ArgumentError, match=r"^cores: the launch ran AI cores 0\.\.\d+, got \[99\]$"):
