@@ -74,6 +74,7 @@ class Problem:
     batch: int = 1
     elem: int = 2
     dtype: str = "float16"
+    mix: bool = False  # the kernel runs cube and vector cores (a MIX launch pays mix_launch_overhead_us too)
 
 
 @dataclass(frozen=True)
@@ -436,7 +437,8 @@ def roofline_us(problem: Problem, l1_tile: str, arch, cores: int) -> float:
     ceil(blocks/cores) blocks and the cores together all of them, A and B missing L2 once (at the slower miss
     rate); every read passes the shared L2 and A and B come from HBM at least once (the chip-wide floors); a core's
     last read and last store each land ``gm_latency_cycles`` after their transfer; every launch pays
-    ``launch_overhead_us``. Epilogues and other overheads only add time. (The sweep checks the bound against every prediction and stops pruning if one
+    ``launch_overhead_us`` (and ``mix_launch_overhead_us`` when ``problem.mix``). Epilogues and other overheads only
+    add time. (The sweep checks the bound against every prediction and stops pruning if one
     falls below it.)"""
     p = arch.cost
     bm, bn, _ = (int(x) for x in l1_tile.split("x"))
@@ -462,8 +464,17 @@ def roofline_us(problem: Problem, l1_tile: str, arch, cores: int) -> float:
     floor = max(read / (p.l2_bandwidth_gbps / p.clock_ghz), compulsory / (p.gm_bandwidth_gbps / p.clock_ghz))
     # A core's last read lands gm_latency after its transfer and the last store as long after its own; the chip-wide
     # floors bound the launch's time as they are (the cost model floors its time by the HBM's without the latencies).
-    return max(per_core + 2 * p.gm_latency_cycles, floor) / (p.clock_ghz * 1e3) + p.launch_overhead_us
+    head = p.launch_overhead_us + (p.mix_launch_overhead_us if problem.mix else 0.0)
+    return max(per_core + 2 * p.gm_latency_cycles, floor) / (p.clock_ghz * 1e3) + head
+
+
+def is_mix(assemble, config: dict[str, str], arch) -> bool:
+    """Whether the kernel ``assemble`` builds for ``config`` runs on cube and vector cores both (a MIX launch)."""
+    from catlass_py.assemblies.settings import parse_settings
+
+    kernel = assemble(arch=arch, **parse_settings(assemble, config, arch))
+    return getattr(kernel, "aic", None) is not None and getattr(kernel, "aiv", None) is not None
 
 
 __all__ = ["Problem", "SPACES", "SearchSpace", "TileRange", "check_config", "config_key", "describe_spaces",
-           "legal_configs", "roofline_us", "space_of", "spaces_of"]
+           "is_mix", "legal_configs", "roofline_us", "space_of", "spaces_of"]

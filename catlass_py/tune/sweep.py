@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import csv
+import dataclasses
 import heapq
 import json
 import math
@@ -30,7 +31,7 @@ from typing import Iterator
 from catlass_py.errors import ArgumentError
 from catlass_py.tune.cache import ResultCache, task_key
 from catlass_py.tune.evaluate import Task, evaluate_batch, example_arch
-from catlass_py.tune.space import SearchSpace, config_key, legal_configs, roofline_us
+from catlass_py.tune.space import SearchSpace, config_key, is_mix, legal_configs, roofline_us
 
 #: fields of a row's prediction (the record of :func:`catlass_py.tune.evaluate.evaluate`)
 RECORD_FIELDS = ("status", "time_us", "cycles", "bound_by", "cube_utilisation", "blocks", "error")
@@ -188,6 +189,8 @@ def sweep(example, shapes, space: SearchSpace, *, arch, cores: int, executor, ca
             if limit is not None:
                 legal = (c for _, c in zip(range(limit), legal))
             candidates = list(legal)  # each with the fixed settings
+            if problem is not None and candidates:  # a MIX kernel's bound includes its launch head
+                problem = dataclasses.replace(problem, mix=is_mix(example.assemble, candidates[0], settings_arch))
             stats.candidates += len(candidates) + len(rejected)
             stats.illegal += len(rejected)
             stats.rejected.extend((shape, c, r) for c, r in rejected[:100])

@@ -28,7 +28,7 @@ from catlass_py.tune import (
     sweep,
     task_key,
 )
-from catlass_py.tune.space import SPACES, Problem, check_config
+from catlass_py.tune.space import SPACES, Problem, check_config, is_mix
 
 EX00 = "00_basic_matmul"
 #: a small space of example 00: 2 x 2 x 1 tiles x 2 swizzles
@@ -108,6 +108,22 @@ def test_the_roofline_bound_never_exceeds_the_prediction():
         bound = roofline_us(Problem(200, 520, 384), cfg["l1_tile"], ATLAS_A2, 6)
         assert rec["status"] == "ok" and 0 < bound <= rec["time_us"], (cfg, bound, rec)
     assert example.NAME == EX00
+
+
+def test_a_mix_kernels_bound_includes_its_launch_head_and_stays_below_the_prediction():
+    # example 12 runs cube and vector cores: its launch pays mix_launch_overhead_us on top
+    example = load_script("12")
+    space = space_of(example.NAME, "catlass")
+    cfgs = list(legal_configs(example.assemble, space, ATLAS_A2))[::40][:6]
+    assert cfgs and is_mix(example.assemble, cfgs[0], ATLAS_A2) and not is_mix(load_script(EX00).assemble, {}, ATLAS_A2)
+    problem = space.problem_for(example, ("256", "512", "1024"))
+    mix = Problem(problem.m, problem.n, problem.k, problem.batch, problem.elem, problem.dtype, mix=True)
+    for cfg in cfgs:
+        rec = evaluate(Task(example.NAME, ("256", "512", "1024"), tuple(cfg.items()), "AtlasA2", 2))
+        bound = roofline_us(mix, cfg["l1_tile"], ATLAS_A2, 2)
+        plain = roofline_us(problem, cfg["l1_tile"], ATLAS_A2, 2)
+        assert bound == pytest.approx(plain + ATLAS_A2.cost.mix_launch_overhead_us)
+        assert rec["status"] == "ok" and bound <= rec["time_us"], (cfg, bound, rec)
 
 
 def test_a_rejected_configuration_is_reported_not_raised():
