@@ -10,7 +10,9 @@ Every operator takes the same keywords, parsed by :func:`op_options`:
   :class:`~catlass_py.arch.LaunchParams` (``detect_races``, ``preempt_on_set``, ...);
 * ``return_report`` / ``return_launch`` - also return the :class:`~catlass_py.analysis.WorkloadReport` and/or
   the :class:`~catlass_py.arch.LaunchResult`, in that order after the output;
-* ``kernel`` - an assembled kernel to run instead of the operator's default one;
+* ``kernel`` - an assembled kernel to run instead of the operator's default one (other tiles, swizzles, stages or
+  policies): it must be of the operator's kernel class and assembled for the call's operands
+  (:func:`check_kernel`; an :class:`~catlass_py.errors.ArgumentError` names what differs);
 
 and, where the output type is a choice, ``out_dtype`` (a name, numpy dtype or type), parsed by
 :func:`parse_out_dtype`.
