@@ -374,7 +374,10 @@ def _summary(result: ExampleResult) -> Table:
     table.add_column("key", style="bold")
     table.add_column("value")
     table.add_row("shape", ", ".join(f"{k}={v}" for k, v in result.shape.items()))
-    table.add_row("AI cores", str(result.cores))
+    used = result.details.get("cores_used")
+    launched = f" (launched on {used}: min(cores, blocks), as its C++ host does)" if used not in (None, result.cores) \
+        else ""
+    table.add_row("AI cores", f"{result.cores}{launched}")
     bpc = result.blocks_per_core
     if bpc:
         spread = f"min {min(bpc)}, max {max(bpc)}, total {sum(bpc)}"

@@ -240,3 +240,10 @@ def test_options_that_would_check_nothing_or_price_a_device_it_is_not_are_refuse
     assert cli.main(["run", "00", "64", "64", "64", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
+
+
+def test_the_summary_says_when_the_kernel_launched_on_fewer_cores(capsys):
+    # example 44's host launches min(cores, blocks) AI cores, as the C++ does: one block, one core
+    assert cli.main(["run", "44", "128", "256", "512", "--cores", "2"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "AI cores" in line)
+    assert "2 (launched on 1: min(cores, blocks)" in row
