@@ -79,15 +79,21 @@ def make_executor(ray_address, jobs):
     return LocalExecutor(jobs)
 
 
-def _ranked_table(example_name: str, shape, rows, columns: list[str], stats_line: str) -> Table:
-    table = Table(title=f"{example_name} {' '.join(shape)}: best predicted configurations", caption=stats_line)
-    table.add_column("#", justify="right")
+def _ranked_table(example_name: str, shape, rows, columns: list[str], stats_line: str,
+                  fixed: dict[str, str] | None = None) -> Table:
+    """The ranked rows of one shape; the ``fixed`` settings (the same in every row) go in the title, not in
+    columns, so that the table fits a narrow terminal."""
+    columns = [c for c in columns if c not in (fixed or {})]
+    with_set = "".join(f" {k}={v}" for k, v in (fixed or {}).items())
+    title = f"{example_name} {' '.join(shape)}{with_set}: best predicted configurations"
+    table = Table(title=title, caption=stats_line)
+    table.add_column("#", justify="right", no_wrap=True)
     table.add_column("us", justify="right", no_wrap=True)
     for c in columns:
         table.add_column(c, no_wrap=True)
-    table.add_column("bound by", no_wrap=True)
-    table.add_column("cube", justify="right")
-    table.add_column("from")
+    table.add_column("bound by", overflow="fold")
+    table.add_column("cube", justify="right", no_wrap=True)
+    table.add_column("from", no_wrap=True)
     for i, row in enumerate(rows, 1):
         table.add_row(str(i), f"{row.time_us:.3f}", *(row.config.get(c, "") for c in columns),
                       str(row.record.get("bound_by")).replace("gm_bandwidth", "GM bw"),
@@ -180,7 +186,7 @@ def tune_command(ns, console: Console, err: Console) -> int:
         print(json.dumps(_summary_json(example.NAME, ranking, stats, columns, verify, arch_name, cores, space.name)))
     else:
         for shape in ranking.shapes():
-            console.print(_ranked_table(example.NAME, shape, ranking.table(shape), columns, stats_line))
+            console.print(_ranked_table(example.NAME, shape, ranking.table(shape), columns, stats_line, fixed_pairs))
         if not ranking.shapes():
             why = f"; the first failure: {first_error}" if first_error else ""
             err.print(f"no configuration could be predicted ({stats_line}){why}", highlight=False, markup=False)

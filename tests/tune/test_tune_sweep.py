@@ -309,3 +309,22 @@ def test_unreadable_shapes_and_unwritable_out_paths_are_named(tmp_path, capsys):
     assert cli.main(["tune", EX00, "64", "64", "64", "--space", "quick", "--out", str(tmp_path / "no" / "x.csv")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: --out: cannot write") and "does not exist" in err
+
+
+def test_the_ranked_table_fits_80_columns_with_the_fixed_settings_in_its_title():
+    from rich.console import Console
+
+    from catlass_py.tune.command import _ranked_table
+
+    cfg = {"l1_tile": "128x256x256", "l0_tile": "128x256x64", "swizzle": "3,0", "layout_a": "ColumnMajor"}
+    row = type("R", (), {"time_us": 23.373, "config": cfg, "record": {"bound_by": "timeline", "cube_utilisation": 0.4},
+                         "source": "cache"})()
+    console = Console(width=80, record=True, force_terminal=False)
+    console.print(_ranked_table(EX00, ("256", "512", "1024"), [row], ["l1_tile", "l0_tile", "swizzle", "layout_a"],
+                                "stats", {"layout_a": "ColumnMajor"}))
+    text = console.export_text()
+    assert "…" not in text and max(map(len, text.splitlines())) <= 80
+    assert "layout_a=ColumnMajor" in " ".join(text.split())  # in the title, not a column
+    line = next(line for line in text.splitlines() if "23.373" in line)
+    for value in ("1", "128x256x256", "128x256x64", "3,0", "timeline", "40%", "cache"):
+        assert value in line
