@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
+
 from catlass_py.arch.launch import LaunchResult, launch
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.errors import ArgumentError, ConfigError
@@ -30,6 +34,7 @@ class DeviceGemm:
     def initialize(self, args, workspace: GlobalTensor | GlobalBuffer | None = None) -> None:
         """``params = Kernel::ToUnderlyingArguments(args, workspace)``. With ``workspace=None`` a workspace of
         ``get_workspace_size(args)`` bytes is allocated (uninitialised, i.e. poisoned)."""
+        _check_operands(args)
         size = self.get_workspace_size(args)
         if workspace is None and size > 0:
             workspace = GlobalBuffer.empty(size, "workspace", fill=0xFF).tensor("uint8")
@@ -52,3 +57,15 @@ class DeviceGemm:
         return launch(self.kernel, self.params, block_dim, **launch_options)
 
     __call__ = run
+
+
+def _check_operands(args) -> None:
+    """An Arguments field holding a host array where the kernel reads GM: an :class:`ArgumentError` naming the field
+    (a kernel reads GlobalTensors: ``catlass_py.ops.operator.gm_input`` / ``gm_output`` or ``runner.to_device``
+    wrap an array in one)."""
+    items = ([(f.name, getattr(args, f.name)) for f in dataclasses.fields(args)] if dataclasses.is_dataclass(args)
+             else list(getattr(args, "__dict__", {}).items()))
+    for name, value in items:
+        if isinstance(value, np.ndarray):
+            raise ArgumentError(f"{type(args).__name__}.{name}: expected a GlobalTensor, got a numpy array (wrap it "
+                                f"with catlass_py.ops.operator.gm_input / gm_output)")
