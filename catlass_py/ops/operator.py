@@ -53,10 +53,10 @@ from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.arch.params import LaunchParams
 from catlass_py.arch.spec import ArchSpec, get_arch
 from catlass_py.errors import ArgumentError
+from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.integers import is_int
 from catlass_py.kernel.device_gemm import DeviceGemm
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
-from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.numerics.dtypes import DType, get_dtype
 from catlass_py.virtual import is_virtual, virtual_array
 
@@ -712,13 +712,13 @@ __all__ = [
     "as_stored",
     "check_core_num",
     "check_extent",
-    "check_group_list",
     "check_flag",
+    "check_group_list",
     "check_kernel",
-    "chosen_kernel",
     "check_matmul_operands",
     "check_positive",
     "check_shape",
+    "chosen_kernel",
     "element_of",
     "gm_input",
     "gm_output",
