@@ -167,6 +167,17 @@ class CoreContext:
             memo = owner._launch_memo = {}
         return memo
 
+    def launch_shared(self, what, owner, make):
+        """A value the launch's cores share for ``owner`` (an object every core holds, such as a kernel's params or
+        an assembled block; ``what`` names the use): ``make()`` on the first call of the launch, kept in
+        :meth:`launch_memo` keyed by ``owner``'s identity, with ``owner`` held so that its id is not reused."""
+        memo = self.launch_memo()
+        key = (what, id(owner))
+        entry = memo.get(key)
+        if entry is None or entry[0] is not owner:
+            entry = memo[key] = (owner, make())
+        return entry[1]
+
     # -- events ----------------------------------------------------------------------------------
     def emit(self, pipe: Pipe, op: str, *, nbytes: int = 0, flops: int = 0, gm_reads=(), gm_writes=(), info=None,
              local_reads=(), local_writes=(), unit_flag: int = 0) -> None:

@@ -101,12 +101,8 @@ class GemmGroup:
 
 def params_memo(ctx, what: str, params) -> dict:
     """A dict shared by the launch's cores for what they derive alike from ``params`` (``what`` names the
-    use): the launch's memo (``CoreContext.launch_memo``) keyed by the params object itself."""
-    memo = ctx.launch_memo()
-    entry = memo.get((what, id(params)))
-    if entry is None or entry[0] is not params:
-        entry = memo[(what, id(params))] = (params, {})  # holding params keeps its id from being reused
-    return entry[1]
+    use): the launch's memo (``CoreContext.launch_shared``) keyed by the params object itself."""
+    return ctx.launch_shared(what, params, dict)
 
 
 class GroupWalk:

@@ -48,8 +48,11 @@ def test_walk_table_that_raises_leaves_the_walk_to_each_core():
     from catlass_py.kernel.workspace_epilogue import SliceMGroups
     from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant import build_kernel
 
+    from catlass_py.arch.context import CoreContext
+
     class _Ctx:
         block_num = 3
+        launch_shared = CoreContext.launch_shared
 
         def __init__(self):
             self.memo = {}

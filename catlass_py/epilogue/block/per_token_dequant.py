@@ -245,12 +245,7 @@ class _PerTokenDequantBlock(CloseOnExit):
         core of the launch, shared by the launch's instances of this epilogue: each core's UB buffers lie at the
         same offsets of a UB of the same size (the assembly's plan), so the ops' checks of a geometry, bar where
         its GM regions lie (which :meth:`_TileReplay.run` checks), pass on every core alike."""
-        memo = self.ctx.launch_memo()
-        key = ("per-token dequant tiles", id(self.spec))
-        entry = memo.get(key)
-        if entry is None or entry[0] is not self.spec:
-            entry = memo[key] = (self.spec, set())  # holding the spec keeps its id from being reused
-        return entry[1]
+        return self.ctx.launch_shared("per-token dequant tiles", self.spec, set)
 
     def update_params(self, params: PerTokenDequantParams) -> None:
         """CATLASS ``UpdateParams``: point at the next group's scales and output."""
@@ -299,6 +294,11 @@ class _PerTokenDequantBlock(CloseOnExit):
         # the ops below, on this or another vector core of the launch, repeats their data work (_TileReplay)
         replays = self._replays if quick is not None and not ctx.bus.instructions and ctx.numerics else None
         proven = self._proven() if replays is not None else None
+        if replays is not None:  # what a tile's geometry key takes from the block and the group's params
+            block_key = (layout_block_c.__class__, layout_block_c._geom, p.layout_scale.__class__, p.layout_scale._geom,
+                         p.layout_per_token_scale.__class__, p.layout_per_token_scale._geom, p.layout_d.__class__,
+                         p.layout_d._geom, gm_block_c.dtype, p.ptr_scale.dtype, p.ptr_per_token_scale.dtype,
+                         p.ptr_d.dtype)
 
         for loop in range(sub, loops, nsub):
             _, tshape, in_block, ub_layout, columns, rows_layout = tiles[loop]
@@ -309,19 +309,17 @@ class _PerTokenDequantBlock(CloseOnExit):
                 gm_x = p.ptr_scale[p.layout_scale.offset(off.column)]
                 gm_y = p.ptr_per_token_scale[p.layout_per_token_scale.offset(off.row)]
                 gm_d = p.ptr_d[p.layout_d.offset(*off)]
-                key = (s, tshape.row, tshape.column, layout_block_c.__class__, layout_block_c._geom,
-                       p.layout_scale.__class__, p.layout_scale._geom, p.layout_per_token_scale.__class__,
-                       p.layout_per_token_scale._geom, p.layout_d.__class__, p.layout_d._geom, gm_c.dtype, gm_x.dtype,
-                       gm_y.dtype, gm_d.dtype)
+                key = (s, tshape.row, tshape.column, block_key)
                 replay = replays.get(key, _MISSING)
                 if replay is _MISSING:
                     replay = None
                     if key in proven:
                         replay = replays[key] = _TileReplay.build(
-                            self, s, tshape.row, tshape.column, ub_layout, gm_c,
-                            layout_block_c.get_tile_layout(*tshape), gm_x, p.layout_scale.get_tile_layout(tshape.column),
-                            gm_y, p.layout_per_token_scale.get_tile_layout(tshape.row), gm_d,
-                            p.layout_d.get_tile_layout(*tshape))
+                            self, s, tshape.row, tshape.column, ub_layout,
+                            gm_c, layout_block_c.get_tile_layout(*tshape),
+                            gm_x, p.layout_scale.get_tile_layout(tshape.column),
+                            gm_y, p.layout_per_token_scale.get_tile_layout(tshape.row),
+                            gm_d, p.layout_d.get_tile_layout(*tshape))
                 if replay is not None and replay.run(gm_c, gm_x, gm_y, gm_d):
                     _tile_flags(set_flag, wait_flag, s)
                     ctx.mark("epilogue_tile", tile=loop, row=off.row, col=off.column, rows=tshape.row,

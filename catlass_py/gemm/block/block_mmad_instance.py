@@ -238,12 +238,7 @@ class BlockMmadInstance(CloseOnExit):
         without error passes the same checks on another (what the replay repeats, the flags, is checked on
         every core). Beside templates the proof key is also the template's: a core replays a template another
         core captured, with its own memories (:meth:`ObserverBus.replay`)."""
-        memo = self.ctx.launch_memo()
-        key = ("proven L1 tiles", id(self.spec), type(self))
-        entry = memo.get(key)
-        if entry is None or entry[0] is not self.spec:
-            entry = memo[key] = (self.spec, set())  # holding the spec keeps its id from being reused
-        return entry[1]
+        return self.ctx.launch_shared(("proven L1 tiles", type(self)), self.spec, set)
 
     def _plain_tile(self, m_loops: int, n_loops: int, k_loops: int) -> bool:
         """Whether :meth:`mmad_l1_tile`'s loop is the plain one :meth:`_replay_l1_tile` repeats: one L0 M part and
