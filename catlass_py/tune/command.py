@@ -132,7 +132,6 @@ def tune_command(ns, console: Console, err: Console) -> int:
     parse_settings(example.assemble, fixed_pairs, example_arch(example))  # a bad --set fails before the sweep
     if ns.top < 1:
         raise ArgumentError(f"--top: expected at least 1 row, got {ns.top}")
-
     columns = [c for c in space.varying()] + [k for k in fixed_pairs if k not in space.varying()]
     ranking = Ranking(ns.top, keep_points=bool(ns.plot))
     stats = SweepStats()

@@ -389,13 +389,13 @@ def describe_spaces(example: str) -> list[str]:
 # -- legality ------------------------------------------------------------------------------------------
 
 
-def check_config(assemble, config: dict[str, str], arch, fixed: dict[str, str] | None = None) -> str | None:
-    """None when ``assemble(arch, **config)`` (with the ``fixed`` settings) builds a kernel; else the reason
-    (the assembly's :class:`ConfigError`, or the setting that does not parse)."""
+def check_config(assemble, config: dict[str, str], arch) -> str | None:
+    """None when ``assemble(arch, **config)`` builds a kernel; else the reason (the assembly's :class:`ConfigError`,
+    or the setting that does not parse)."""
     from catlass_py.assemblies.settings import parse_settings
 
     try:
-        kwargs = parse_settings(assemble, {**(fixed or {}), **config}, arch)
+        kwargs = parse_settings(assemble, config, arch)
         assemble(arch=arch, **kwargs)
     except (ConfigError, ArgumentError, ValueError, TypeError) as exc:
         return f"{type(exc).__name__}: {exc}"
@@ -438,8 +438,7 @@ def roofline_us(problem: Problem, l1_tile: str, arch, cores: int) -> float:
     rate); every read passes the shared L2 and A and B come from HBM at least once (the chip-wide floors); a core's
     last read and last store each land ``gm_latency_cycles`` after their transfer; every launch pays
     ``launch_overhead_us`` (and ``mix_launch_overhead_us`` when ``problem.mix``). Epilogues and other overheads only
-    add time. (The sweep checks the bound against every prediction and stops pruning if one
-    falls below it.)"""
+    add time. (The sweep checks the bound against every prediction and stops pruning if one falls below it.)"""
     p = arch.cost
     bm, bn, _ = (int(x) for x in l1_tile.split("x"))
     m, n, k, batch = problem.m, problem.n, problem.k, problem.batch

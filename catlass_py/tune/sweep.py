@@ -168,9 +168,9 @@ def sweep(example, shapes, space: SearchSpace, *, arch, cores: int, executor, ca
 
     ``example`` is a loaded example script (:func:`catlass_py.runner.load_script`); ``shapes`` lists its
     positional arguments per problem (strings); ``arch`` is an arch name; ``fixed`` keywords join every
-    configuration (one the space varies narrows it to the fixed value); ``limit`` keeps the first N legal candidates per shape; ``progress(n_done, n_total)`` is called
-    as rows come in; ``example_id`` is what the workers load (default: the example's NAME; a user's script passes
-    its path)."""
+    configuration (one the space varies narrows it to the fixed value); ``limit`` keeps the first N legal candidates
+    per shape; ``progress(n_done, n_total)`` is called as rows come in; ``example_id`` is what the workers load
+    (default: the example's NAME; a user's script passes its path)."""
     from catlass_py.arch.spec import get_arch
 
     stats = stats if stats is not None else SweepStats()
@@ -181,16 +181,20 @@ def sweep(example, shapes, space: SearchSpace, *, arch, cores: int, executor, ca
         raise ArgumentError(f"wave and batch must be >= 1, got {wave}, {batch}")
     t0 = time.perf_counter()
     try:
+        # the legal candidates (each with the fixed settings) depend on the assembly alone: found once for every shape
+        rejected: list = []
+        legal = legal_configs(example.assemble, space, settings_arch, fixed, rejected)
+        if limit is not None:
+            legal = (c for _, c in zip(range(limit), legal))
+        candidates = list(legal)
+        # a MIX kernel's roofline includes its launch head
+        mix = bool(prune and space.tiles is not None and candidates
+                   and is_mix(example.assemble, candidates[0], settings_arch))
         for shape in shapes:
             shape = tuple(str(a) for a in shape)
             problem = space.problem_for(example, shape) if prune and space.tiles is not None else None
-            rejected: list = []
-            legal = legal_configs(example.assemble, space, settings_arch, fixed, rejected)
-            if limit is not None:
-                legal = (c for _, c in zip(range(limit), legal))
-            candidates = list(legal)  # each with the fixed settings
-            if problem is not None and candidates:  # a MIX kernel's bound includes its launch head
-                problem = dataclasses.replace(problem, mix=is_mix(example.assemble, candidates[0], settings_arch))
+            if problem is not None and mix:
+                problem = dataclasses.replace(problem, mix=True)
             stats.candidates += len(candidates) + len(rejected)
             stats.illegal += len(rejected)
             stats.rejected.extend((shape, c, r) for c, r in rejected[:100])
