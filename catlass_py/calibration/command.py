@@ -31,10 +31,7 @@ def calibrate(ns, console) -> int:
         ids = [i.strip().upper() for i in ns.points.split(",") if i.strip()]
         if not ids:
             raise ArgumentError(f"--points: expected comma-separated point ids such as T01,T02, got {ns.points!r}")
-    try:
-        points = select(all_points, ids, slow=ns.slow)
-    except ArgumentError as exc:
-        raise ArgumentError(f"--{exc}") from None  # select names its argument 'points
+    points = select(all_points, ids, slow=ns.slow, label="--points")
     skipped = skipped_points(all_points, ids or [], points)
     if not points:
         raise ArgumentError(f"--points: nothing to run: {'; '.join(f'{i} {why}' for i, why in skipped)}")

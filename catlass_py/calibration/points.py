@@ -91,16 +91,17 @@ def load_points(path: str | pathlib.Path | None = None) -> list[PublishedPoint]:
     return [_point(row) for row in csv.DictReader(io.StringIO("\n".join(lines)))]
 
 
-def select(points, ids=None, *, slow: bool = True, modelled: bool = True) -> list[PublishedPoint]:
+def select(points, ids=None, *, slow: bool = True, modelled: bool = True,
+           label: str = "points") -> list[PublishedPoint]:
     """The points named by ``ids`` (any iterable of ids; None: all), without the slow ones unless ``slow``,
-    only those whose kernel exists when ``modelled``. An unknown id is an :class:`ArgumentError`."""
+    only those whose kernel exists when ``modelled``. An unknown id is an :class:`ArgumentError` naming ``label``."""
     points = list(points)
     if ids is not None:
         ids = list(ids)
         known = {p.id for p in points}
         unknown = [i for i in ids if i not in known]
         if unknown:
-            raise ArgumentError(f"points: unknown id(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+            raise ArgumentError(f"{label}: unknown id(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
         points = [p for p in points if p.id in set(ids)]
     return [p for p in points if (slow or not p.slow) and (p.modelled or not modelled)]
 
