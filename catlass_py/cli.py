@@ -22,9 +22,8 @@ utilisation and per-pipe busy fractions, and the wall time of each phase; ``--js
 instead (with ``schema_version``). ``--trace`` writes a Chrome/Perfetto trace, ``--timeline`` a picture (PNG,
 SVG, PDF, ...; matplotlib), ``--detect-races`` checks every pair of accesses to the same bytes (global memory and
 every on-chip buffer; from two cores or two pipes of one core) for a happens-before order and reports unconsumed
-flag sets,
-``--seeds N`` reruns under N adversarial interleavings and compares the outputs. Output paths (and a picture's
-format) are checked before anything runs (:func:`check_output_path`, :func:`check_picture_path`).
+flag sets, ``--seeds N`` reruns under N adversarial interleavings and compares the outputs. Output paths (and a
+picture's format) are checked before anything runs (:func:`check_output_path`, :func:`check_picture_path`).
 
 ``--predict-only`` runs timing only (``LaunchParams(numerics=False)``: the same instruction stream and prediction,
 no numpy work, shape-only operands; for shapes too large to simulate numerically). ``--set KEY=VALUE`` sets a
@@ -154,6 +153,12 @@ def parse_core_selection(option: str, text: str) -> tuple[int, ...]:
     return tuple(sorted(cores))
 
 
+def _check_timeline_cores(selected: tuple[int, ...], cores: int, why: str) -> None:
+    """The ``--timeline-cores`` selection must name AI cores of a run on ``cores`` cores (``why`` says whence)."""
+    if selected[-1] >= cores:
+        raise ArgumentError(f"--timeline-cores: the run has AI cores 0..{cores - 1} ({why}), got core {selected[-1]}")
+
+
 def _check_options(ns: argparse.Namespace) -> None:
     """Every option checked before the run: counts, output paths, the core selection, matplotlib."""
     if ns.cores is not None and ns.cores < 1:
@@ -167,9 +172,8 @@ def _check_options(ns: argparse.Namespace) -> None:
         if ns.timeline is None:
             raise ArgumentError("--timeline-cores: selects the cores of a --timeline picture; give --timeline PATH too")
         ns.timeline_cores = parse_core_selection("--timeline-cores", ns.timeline_cores)
-        if ns.cores is not None and ns.timeline_cores[-1] >= ns.cores:  # (without --cores: _analyse)
-            raise ArgumentError(f"--timeline-cores: the run has AI cores 0..{ns.cores - 1} (--cores {ns.cores}), "
-                                f"got core {ns.timeline_cores[-1]}")
+        if ns.cores is not None:  # (without --cores: _analyse, once the example's default is known)
+            _check_timeline_cores(ns.timeline_cores, ns.cores, f"--cores {ns.cores}")
     if ns.timeline is not None:
         check_picture_path("--timeline", ns.timeline)
         if importlib.util.find_spec("matplotlib") is None:
@@ -491,10 +495,9 @@ def _analyse(example, ns: argparse.Namespace, progress_hook) -> ExampleResult:
     cores = ns.cores if ns.cores is not None or arch is None else arch.core_num
     built = check_launch(example, arch, cores, cores_given=ns.cores is not None)
     run_cores = cores if cores is not None else getattr(built, "core_num", None)
-    if ns.timeline_cores and ns.cores is None and run_cores is not None and ns.timeline_cores[-1] >= run_cores:
+    if ns.timeline_cores and ns.cores is None and run_cores is not None:
         # the default core count is the example's (a given --cores was checked before the example was loaded)
-        raise ArgumentError(f"--timeline-cores: the run has AI cores 0..{run_cores - 1} (every AI core of "
-                            f"{(arch or built).name}), got core {ns.timeline_cores[-1]}")
+        _check_timeline_cores(ns.timeline_cores, run_cores, f"every AI core of {(arch or built).name}")
     cost = CostModel(arch, record=bool(ns.trace or ns.timeline))
     result = example.run(ns.args, cores=cores, seed=ns.seed, observers=(cost,), progress=progress_hook, **extra)
     if ns.set:

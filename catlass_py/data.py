@@ -1031,7 +1031,8 @@ def cached_inputs(example: str, make, *args, data_seed: int = 1, **kwargs):
     caller may modify.
     """
     directory = cache_dir()
-    limit = cache_max_bytes() if directory is not None else None  # a bad setting fails on a hit too, not only on a write
+    # read here, so that a bad setting fails on a hit too, not only on a write
+    limit = cache_max_bytes() if directory is not None else None
     key = None if directory is None else _cache_key(example, make, args, kwargs, data_seed)
     if key is None:
         return make(*args, **kwargs), False

@@ -147,8 +147,8 @@ def check_launch(example, arch, cores: int | None, *, cores_given: bool):
     against the arch the example's kernel is built for (:func:`built_for`; nothing to check when the example does
     not say): the ``--arch`` spec ``arch`` (or None) must be able to time it
     (:func:`catlass_py.analysis.cost.check_timing_arch`) and have ``cores``, and ``cores`` (given as ``--cores`` when
-    ``cores_given``, else ``arch``'s core count) must fit on it. An :class:`ArgumentError` names the option. Returns the arch the
-    kernel is built for (None when the example does not say)."""
+    ``cores_given``, else ``arch``'s core count) must fit on it. An :class:`ArgumentError` names the option. Returns
+    the arch the kernel is built for (None when the example does not say)."""
     from catlass_py.analysis.cost import check_timing_arch
 
     built = built_for(example)

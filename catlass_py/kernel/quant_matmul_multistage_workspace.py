@@ -89,9 +89,9 @@ class QuantMatmulMultiStageWorkspace(WorkspaceEpilogueKernel):
         if args.epilogue_params is None:
             missing = [name for name in ("ptr_scale", "ptr_per_token_scale", "ptr_d") if getattr(args, name) is None]
             if missing:
-                raise ArgumentError(f"{type(self).__name__}.Arguments: {', '.join(missing)} None and no epilogue_params: "
-                                    "the per-token dequant epilogue's operands are needed, or an epilogue of your own "
-                                    "takes its Params as epilogue_params=")
+                raise ArgumentError(f"{type(self).__name__}.Arguments: {', '.join(missing)} None and no "
+                                    "epilogue_params: the per-token dequant epilogue's operands are needed, or an "
+                                    "epilogue of your own takes its Params as epilogue_params=")
         layout_a, layout_b, layout_scale, layout_per_token_scale, layout_d = self.underlying_layouts(m, n, k)
         return QuantMatmulParams(GemmCoord(m, n, k), args.ptr_a, layout_a, args.ptr_b, layout_b, args.ptr_scale,
                                  layout_scale, args.ptr_per_token_scale, layout_per_token_scale, args.ptr_d, layout_d,

@@ -110,7 +110,8 @@ def quant_matmul_full_load_a_tla(a, b, scale, per_token_scale, *, layout_a="row"
     if kernel is None:
         kernel = build_kernel(run.arch, la, lb, out, m > L1_TILE[0])
     else:
-        check_kernel(kernel, build_kernel(run.arch, la, lb, out, m > L1_TILE[0]), adopts=("A", "B", "epilogue element_d"))
+        check_kernel(kernel, build_kernel(run.arch, la, lb, out, m > L1_TILE[0]),
+                     adopts=("A", "B", "epilogue element_d"))
     mm, ep = kernel.block_mmad, kernel.block_epilogue
     l1 = mm.l1_tile_shape
     used = min(run.core_num, ceil_div(m, l1.m) * ceil_div(n, l1.n))

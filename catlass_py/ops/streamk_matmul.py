@@ -91,8 +91,8 @@ def streamk_matmul(a, b, *, layout_a="row_major", layout_b="row_major", core_num
     ``layout_a``/``layout_b``. Returns C [m, n] of the input dtype. Normal blocks are stored by the cube's
     fixpipe; tail blocks are fp32 sums of stream-K partial sums, cast once. Launch keywords as
     :mod:`catlass_py.ops.operator`; in the report, cube markers say which K range (``streamk``, ``k_tile``,
-    ``k``) each core computed, ``epilogue_tile`` markers which rows of the tail blocks each vector core reduced. Inputs are never
-    modified.
+    ``k``) each core computed, ``epilogue_tile`` markers which rows of the tail blocks each vector core reduced.
+    Inputs are never modified.
     """
     run = op_options(core_num=core_num, arch=arch, seed=seed, observers=observers, options=options,
                      return_report=return_report, return_launch=return_launch)
