@@ -9,7 +9,8 @@ core counts (odd block counts per core, tails), and every operator of :mod:`catl
 inputs, each with an observer that records a stable projection of every event (the core, the event class,
 pipe, op, flag / event ids and modes, the global-memory accesses (buffer name, start, length, stride, count)
 and marker kinds and data) and a cost model that records its prediction (cycles, per-core end times and
-the summary fields). Sequence numbers and any field the projection does not name are left out, so that
+the summary fields; for an example, also that of a cost model observing a run alone, which takes templates of
+repeated tiles instead of their events). Sequence numbers and any field the projection does not name are left out, so that
 new event fields do not show up as differences. Outputs are recorded as SHA-256 digests of dtype, shape and
 bytes. A run that raises records the exception's type and message instead.
 """
@@ -262,6 +263,9 @@ def record() -> dict:
                 res = ex.run(args, cores=cores, seed=seed, observers=(rec, cm))
                 entry = {"passed": res.passed, "output": res.output_digest, "launches": rec.launches,
                          "predicted": prediction(cm)}
+                alone = CostModel()  # alone it takes templates (ObserverBus.templates): the same prediction
+                ex.run(args, cores=cores, seed=seed, observers=(alone,))
+                entry["predicted alone"] = prediction(alone)
             except Exception as exc:  # noqa: BLE001 - recorded, compared
                 entry = {**_error(exc), "launches": rec.launches}
             out["examples"][key] = entry
@@ -293,7 +297,7 @@ def compare(a: dict, b: dict, limit: int = 20) -> list[str]:
                 diffs.append(f"{section} {key}: only in {'the first' if key in sa else 'the second'} recording")
                 continue
             ea, eb = sa[key], sb[key]
-            for field in ("error", "passed", "output", "predicted"):
+            for field in ("error", "passed", "output", "predicted", "predicted alone"):
                 if ea.get(field) != eb.get(field):
                     diffs.append(f"{section} {key}: {field} {ea.get(field)!r} != {eb.get(field)!r}")
             la, lb = ea.get("launches", []), eb.get("launches", [])

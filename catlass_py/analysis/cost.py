@@ -334,46 +334,80 @@ class CostModel(PipeOrder):
         return q if q is not None else self._queues[id(self.orders[core].core)]
 
     def template_begin(self, core: CoreId) -> None:
-        self._captures[id(core)] = (len(self._queue(core)), self._macs, self._gm_read)
+        self._captures[id(core)] = (len(self._queue(core)), self._macs, self._gm_read, self._gm_write)
 
-    def template_end(self, core: CoreId, key) -> bool:
+    def template_end(self, core: CoreId, key, gm=None) -> bool:
         """Keep the records queued for ``core`` since :meth:`template_begin` as the template ``key``: possible when
-        they are instructions timed on arrival (``_INSTR``, writing no GM), flags, one-pipe barriers and unit-flag
-        instructions that touch no GM (``_EVENT``: the pipe model times their event when the launch ends, and a
-        repeat queues the same event again, which only the trace, not kept by a model that takes templates, would
-        tell apart), whose numbers depend on nothing but the flag sequence numbers."""
-        start, macs, gm_read = self._captures.pop(id(core))
+        they are instructions timed on arrival (``_INSTR``), flags, one-pipe barriers and unit-flag instructions
+        that touch no GM (``_EVENT``: the pipe model times their event when the launch ends, and a repeat queues
+        the same event again, which only the trace, not kept by a model that takes templates, would tell apart),
+        whose numbers depend on nothing but the flag sequence numbers, and GM reads (``_READ``) and writes.
+
+        A template with GM accesses needs ``gm``: the GM regions they lie in, as ``(buffer id, byte offset)`` pairs
+        of distinct buffers (:meth:`ObserverBus.capture_end`). Each access is kept as (region, bytes past the
+        region's start), so that a replay given the regions of its own tile (same geometry, other addresses) reads
+        and writes those; the L2 model then times the replay's reads at their own addresses."""
+        start, macs, gm_read, gm_write = self._captures.pop(id(core))
         records = self._queue(core)[start:]
-        slots = []
+        regions = None
+        if gm is not None:
+            regions = {bid: i for i, (bid, _off) in enumerate(gm)}
+            if len(regions) != len(gm):  # two regions of one buffer: an access could not tell which it lies in
+                return False
+        slots, reads, writes = [], [], []
         side = self._side
         owner = None
-        for j in range(0, len(records), 5):
-            code = records[j]
+        j, n = 0, len(records)
+        while j < n:
+            code, x, width = records[j], records[j + 4], 5
             if code == _EVENT:
-                e = side[records[j + 4]]
+                e = side[x]
                 if e.__class__ is not InstructionEvent or e.gm_reads or e.gm_writes:
                     return False
                 owner = core
-            elif records[j + 4] != -1 or code == _READ:
-                return False
+            elif code == _READ:
+                if regions is None:
+                    return False
+                for r in range(j + 5, j + 5 + records[j + 3], 5):
+                    i = regions.get(records[r])
+                    if i is None:
+                        return False
+                    reads.append((r, i, records[r + 1] - gm[i][1]))
+                width += records[j + 3]
             elif code == _SET or code == _WAIT:
                 slots.append(j + 2)
-        self._templates[key] = (records, slots, self._macs - macs, self._gm_read - gm_read, owner)
+            if code != _EVENT and x != -1:  # GM written (the record keeps the buffer ids)
+                ids, e = side[x]
+                if regions is None or e is not None or any(b not in regions for b in ids):
+                    return False
+                writes.append((j + 4, tuple(regions[b] for b in ids)))
+            j += width
+        self._templates[key] = (records, slots, self._macs - macs, self._gm_read - gm_read,
+                                self._gm_write - gm_write, owner, reads, writes)
         return True
 
-    def template_replay(self, core: CoreId, key, seqs: list[int], memories=None, times: int = 1) -> None:
-        records, slots, macs, gm_read, owner = self._templates[key]
+    def template_replay(self, core: CoreId, key, seqs: list[int], memories=None, times: int = 1, gm=None) -> None:
+        records, slots, macs, gm_read, gm_write, owner, reads, writes = self._templates[key]
         if owner is not None and owner is not core:
             records = self._rebase(key, records, core, memories)
-        if slots:
+        if slots or reads or writes:
             if times != 1:
-                raise KernelError(f"CostModel: template {key!r} holds flags; it repeats one at a time")
+                raise KernelError(f"CostModel: template {key!r} holds flags or GM accesses; it repeats one at a time")
             records = records.copy()
             for j, seq in zip(slots, seqs):
                 records[j] = seq
+            if reads or writes:
+                if gm is None:
+                    raise KernelError(f"CostModel: template {key!r} accesses GM; its replay must name the GM regions")
+                for r, i, delta in reads:
+                    records[r], off = gm[i]
+                    records[r + 1] = off + delta
+                for j, regions in writes:
+                    records[j] = self._keep((tuple(gm[i][0] for i in regions), None))
         self._queue(core).extend(records if times == 1 else records * times)
         self._macs += macs * times
         self._gm_read += gm_read * times
+        self._gm_write += gm_write * times
 
     def _rebase(self, key, records: list, core: CoreId, memories) -> list:
         """``records`` of a template captured on another core, for ``core``: its events (unit-flag instructions,
@@ -401,12 +435,14 @@ class CostModel(PipeOrder):
             return tuple(out)
 
         records = records.copy()
-        for j in range(0, len(records), 5):
+        j = 0
+        while j < len(records):
             if records[j] == _EVENT:
                 e = side[records[j + 4]]
                 records[j + 4] = self._keep(InstructionEvent(
                     e.seq, core, e.pipe, e.op, e.nbytes, e.flops, e.gm_reads, e.gm_writes, e.info,
                     moved(e.local_reads), moved(e.local_writes), e.unit_flag))
+            j += 5 + (records[j + 3] if records[j] == _READ else 0)
         self._rebased[(key, id(core))] = records
         return records
 

@@ -252,11 +252,12 @@ class Observer:
     accepts_templates: bool = False
     """True for an observer of instructions and flags that also takes a *tile template* in place of the events
     of a repeated piece of a core's program (:class:`ObserverBus`'s ``capture_begin`` / ``capture_end`` /
-    ``replay``): ``template_begin(core)``, ``template_end(core, key) -> bool`` (whether it could keep the events
-    published for ``core`` since ``template_begin`` as the template ``key``) and ``template_replay(core, key,
-    seqs, memories, times)`` (those events again, ``times`` times, with the flag sequence numbers ``seqs``, on
-    ``core``, which may be another core of the launch than the one the template was captured on: ``memories`` are
-    then ``core``'s on-chip memories by name, for the accesses the events make)."""
+    ``replay``): ``template_begin(core)``, ``template_end(core, key[, gm]) -> bool`` (whether it could keep the
+    events published for ``core`` since ``template_begin`` as the template ``key``; ``gm``, passed only when the
+    publisher names them, the GM regions the events access) and ``template_replay(core, key, seqs, memories,
+    times[, gm])`` (those events again, ``times`` times, with the flag sequence numbers ``seqs``, on ``core``,
+    which may be another core of the launch than the one the template was captured on: ``memories`` are then
+    ``core``'s on-chip memories by name, for the accesses the events make; ``gm`` this repeat's GM regions)."""
 
     def on_launch_start(self, launch_info: "LaunchInfo") -> None:
         """Called once before any core runs."""
@@ -343,21 +344,28 @@ class ObserverBus:
         for obs in self._takers:
             obs.template_begin(core)
 
-    def capture_end(self, core: CoreId, key) -> bool:
+    def capture_end(self, core: CoreId, key, gm=None) -> bool:
         """Keep the events ``core`` published since :meth:`capture_begin` as the template ``key``; whether every
-        observer could (a template holds instructions and intra-core flags only)."""
+        observer could (a template holds instructions, intra-core flags and one-pipe barriers only). ``gm``: the GM
+        regions the events read and write, as ``(buffer id, byte offset)`` pairs of distinct buffers (e.g. a
+        tile's C, scale and D), when they access GM; a replay then names its own regions in the same order."""
         ok = True
         for obs in self._takers:
-            ok = obs.template_end(core, key) and ok
+            ok = (obs.template_end(core, key, gm) if gm is not None else obs.template_end(core, key)) and ok
         return ok
 
-    def replay(self, core: CoreId, key, seqs: list[int], memories=None, times: int = 1) -> None:
+    def replay(self, core: CoreId, key, seqs: list[int], memories=None, times: int = 1, gm=None) -> None:
         """The events of the template ``key`` again on ``core``, with the flag sequence numbers ``seqs``. A template
         captured on another core of the launch names that core's on-chip memories in its unit-flag instructions'
         accesses: ``memories`` gives ``core``'s own, by name (``{"L0C": arena, ...}``, each with ``label`` and
-        ``id``), to put in their place. ``times``: that many repeats back to back (a template without flags)."""
+        ``id``), to put in their place. ``times``: that many repeats back to back (a template without flags or GM
+        accesses). ``gm``: for a template captured with GM regions, this repeat's regions, in the capture's order
+        (each access lies as far past its region's start as it did at the capture)."""
         for obs in self._takers:
-            obs.template_replay(core, key, seqs, memories, times)
+            if gm is None:
+                obs.template_replay(core, key, seqs, memories, times)
+            else:
+                obs.template_replay(core, key, seqs, memories, times, gm)
 
     def launch_start(self, info: LaunchInfo) -> None:
         for obs in self._observers:

@@ -1,6 +1,7 @@
 """The per-token dequant epilogue's repeat of a proved tile geometry (``_TileReplay``): on a vector core nobody
 observes, a tile whose geometry already ran through the tile ops writes the same bytes (D, and every UB byte) and
-leaves the same flag state as the ops, and a GM region out of bounds still raises the ops' error."""
+leaves the same flag state as the ops, and a GM region out of bounds still raises the ops' error; under a cost
+model alone, the repeats replay their geometry's template and the prediction is that of every tile's events."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from catlass_py.analysis import CostModel
 from catlass_py.arch import ATLAS_A2 as A2
 from catlass_py.arch import GlobalBuffer, LaunchParams, MarkerEvent, Observer, launch
 from catlass_py.epilogue import (
@@ -195,6 +197,50 @@ def _run_view(epi, c_short, m, scale, pts, blocks, *, ops_only=False, monkeypatc
     finally:
         if ops_only:
             monkeypatch.undo()
+
+
+class _EveryEvent(Observer):
+    """Observes every event: the bus then offers no templates, and every tile runs through the tile ops."""
+
+    interests = None
+
+
+def _predict(epi, c, scale, pts, blocks, observers, shared_scales=False):
+    """D and the cost model's summary of one launch beside ``observers`` (``shared_scales``: the scale and the
+    per-token scale in one GM buffer)."""
+    m, n = c.shape
+    d_host = np.zeros((m, n), BF16)
+    p = _params(c, scale, pts, d_host, blocks)
+    if shared_scales:
+        both = GlobalBuffer.from_array(np.concatenate([scale, pts]), "scales", read_only=True).tensor(scale.dtype)
+        p = p[:4] + (both, both[n]) + p[6:]
+    cm = CostModel()
+    launch(EpilogueOnly(epi, {}), p, 1, arch=A2, observers=(cm, *observers))
+    return d_host, cm.report
+
+
+@pytest.mark.parametrize("shared_scales", [False, True])
+def test_the_cost_model_alone_takes_repeated_tiles_as_templates_with_their_own_gm_regions(shared_scales, replays):
+    # blocks at other rows and columns of C and D (and other scale slices) repeat two geometries; with the cost
+    # model alone, each repeat replays the template of its geometry's first tile with the repeat's own GM regions,
+    # which the L2 model prices at their addresses. Beside an observer of every event, every tile runs the ops and
+    # publishes its events. The predictions must be the same numbers. With both scales in one GM buffer, a
+    # template cannot tell which region an access lies in: none is kept, and every tile runs the ops.
+    m, n = 512, 512
+    c, scale, pts = _inputs(m, n, BF16, BF16, 10)
+    epi = assemble("bfloat16", "bfloat16")
+    blocks = [(mi, ni) for mi in range(4) for ni in range(2)] + [(0, 0), (3, 1)]
+    d_alone, alone = _predict(epi, c, scale, pts, blocks, (), shared_scales)
+    repeated = replays["run"]
+    assert repeated == 0 if shared_scales else repeated >= 30
+    d_every, every = _predict(epi, c, scale, pts, blocks, (_EveryEvent(),), shared_scales)
+    assert replays["run"] == repeated
+    want = _golden(c, scale, pts, BF16).view(np.uint16)
+    np.testing.assert_array_equal(d_alone.view(np.uint16), want)
+    np.testing.assert_array_equal(d_every.view(np.uint16), want)
+    assert alone.cycles == every.cycles and alone.summary() == every.summary()
+    assert alone.core_end_cycles == every.core_end_cycles
+    assert alone.l2_hit_bytes > 0  # the repeated blocks read C again: their reads hit at their own addresses
 
 
 class _Instructions(Observer):

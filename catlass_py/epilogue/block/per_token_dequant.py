@@ -290,15 +290,22 @@ class _PerTokenDequantBlock(CloseOnExit):
         # do exactly what set_flag / wait_flag do.
         quick = ctx.unobserved_flag_ops() if loops > sub else None
         set_flag, wait_flag = quick if quick is not None else (ctx.set_flag, ctx.wait_flag)
-        # nobody observes instructions or flags and no sync-site editor: a tile whose geometry already ran through
-        # the ops below, on this or another vector core of the launch, repeats their data work (_TileReplay)
-        replays = self._replays if quick is not None and not ctx.bus.instructions and ctx.numerics else None
+        # A tile whose geometry already ran through the ops below, on this or another vector core of the launch,
+        # repeats their data work (_TileReplay) when no sync-site editor is present and either nobody observes
+        # instructions or flags (its flags then only move the core's queues), or every observer of them takes
+        # templates (the cost model): the first tile of a geometry is then captured as one, with its GM regions,
+        # and each repeat replays it with its own flag sequence numbers and GM regions.
+        bus = ctx.bus
+        seqs: list[int] | None = [] if bus.templates else None
+        replay_flags = (ctx.unobserved_flag_ops(seqs) if loops > sub and ctx.numerics
+                        and (seqs is not None or not bus.instructions) else None)
+        replays = self._replays if replay_flags is not None else None
         proven = self._proven() if replays is not None else None
         if replays is not None:  # what a tile's geometry key takes from the block and the group's params
-            block_key = (layout_block_c.__class__, layout_block_c._geom, p.layout_scale.__class__, p.layout_scale._geom,
-                         p.layout_per_token_scale.__class__, p.layout_per_token_scale._geom, p.layout_d.__class__,
-                         p.layout_d._geom, gm_block_c.dtype, p.ptr_scale.dtype, p.ptr_per_token_scale.dtype,
-                         p.ptr_d.dtype)
+            block_key = (id(proven), layout_block_c.__class__, layout_block_c._geom, p.layout_scale.__class__,
+                         p.layout_scale._geom, p.layout_per_token_scale.__class__, p.layout_per_token_scale._geom,
+                         p.layout_d.__class__, p.layout_d._geom, gm_block_c.dtype, p.ptr_scale.dtype,
+                         p.ptr_per_token_scale.dtype, p.ptr_d.dtype)
 
         for loop in range(sub, loops, nsub):
             _, tshape, in_block, ub_layout, columns, rows_layout = tiles[loop]
@@ -321,7 +328,10 @@ class _PerTokenDequantBlock(CloseOnExit):
                             gm_y, p.layout_per_token_scale.get_tile_layout(tshape.row),
                             gm_d, p.layout_d.get_tile_layout(*tshape))
                 if replay is not None and replay.run(gm_c, gm_x, gm_y, gm_d):
-                    _tile_flags(set_flag, wait_flag, s)
+                    _tile_flags(*replay_flags, s)
+                    if seqs is not None:
+                        bus.replay(ctx.core, key, seqs, gm=_regions(gm_c, gm_x, gm_y, gm_d))
+                        seqs.clear()
                     ctx.mark("epilogue_tile", tile=loop, row=off.row, col=off.column, rows=tshape.row,
                              cols=tshape.column, d_offset=gm_d.element_offset, zero=False)
                     self.ub_list_id = (s + 1) % spec.ub_stages
@@ -329,8 +339,11 @@ class _PerTokenDequantBlock(CloseOnExit):
             # rows past the actual tile are never stored: when nobody checks instructions (no observer of them,
             # or only observers that time them), the vector ops compute the actual rows only (same checks and
             # events; the stale rows are left as they are)
-            rows = None if ctx.bus.instructions and not ctx.bus.templates else tshape.row
+            rows = None if bus.instructions and not bus.templates else tshape.row
             valid = None if rows is None else rows * tile_shape.column
+            capture = replays is not None and seqs is not None
+            if capture:
+                bus.capture_begin(ctx.core)
 
             wait_flag(HardEvent.V_MTE2, 3 * s)
             copy.copy_gm_to_ub_c(self.ub_c[s], gm_block_c[layout_block_c.offset(*in_block)], ub_layout,
@@ -381,12 +394,18 @@ class _PerTokenDequantBlock(CloseOnExit):
             gm_tile_d = p.ptr_d[p.layout_d.offset(*off)]
             copy.copy_ub_to_gm_d(gm_tile_d, self.ub_d[s], p.layout_d.get_tile_layout(*tshape), ub_layout)
             set_flag(HardEvent.MTE3_V, s)
+            captured = capture and bus.capture_end(ctx.core, key, _regions(gm_c, gm_x, gm_y, gm_d))
             # row/col: the tile's origin in this group's D; d_offset: its element offset in the whole D buffer.
             ctx.mark("epilogue_tile", tile=loop, row=off.row, col=off.column, rows=tshape.row, cols=tshape.column,
                      d_offset=gm_tile_d.element_offset, zero=False)
-            if replays is not None:
+            if replays is not None and (captured or not capture):
                 proven.add(key)
             self.ub_list_id = (s + 1) % spec.ub_stages
+
+
+def _regions(*tensors: GlobalTensor) -> tuple[tuple[int, int], ...]:
+    """The GM regions of a tile's template (:meth:`ObserverBus.capture_end`): each tensor's buffer and byte offset."""
+    return tuple((t.buffer.id, t.byte_offset) for t in tensors)
 
 
 def _tile_flags(set_flag, wait_flag, s: int) -> None:
@@ -410,7 +429,9 @@ def _tile_flags(set_flag, wait_flag, s: int) -> None:
 class _TileReplay:
     """The data work of one tile geometry of a :class:`_PerTokenDequantBlock` as numpy views made once, for a core
     on which nobody observes instructions or flags (the ops then publish nothing and the flags only move the
-    core's queues, :func:`_tile_flags`).
+    core's queues, :func:`_tile_flags`), or every observer of them takes templates (the cost model: the geometry's
+    first tile is its template, and a repeat replays it with the repeat's flag sequence numbers and GM regions,
+    :meth:`~catlass_py.arch.events.ObserverBus.replay`).
 
     The geometry (UB stage, actual rows and columns, the GM layouts' classes and strides, the GM dtypes: the key
     in ``__call__``) first runs through the tile ops, which make every check; what those checks depend on beside
