@@ -65,7 +65,7 @@ from catlass_py.arch.events import ObserverBus
 from catlass_py.arch.flags import CrossCoreFlag
 from catlass_py.arch.memory import GlobalTensor
 from catlass_py.arch.pipes import Pipe
-from catlass_py.errors import ConfigError
+from catlass_py.errors import CatlassError, ConfigError
 from catlass_py.gemm.block.capabilities import PLAIN_CALL, BlockMmadRequirement
 from catlass_py.gemm.block.swizzle import GemmIdentityBlockSwizzle
 from catlass_py.gemm.coord import GemmCoord, MatrixCoord
@@ -141,8 +141,8 @@ class _QuietCore:
     def __init__(self, ctx):
         self._ctx = ctx
 
-    def launch_memo(self) -> dict:
-        return self._ctx.launch_memo()
+    def launch_shared(self, what, owner, make):
+        return self._ctx.launch_shared(what, owner, make)
 
 
 class SliceMGroups(GroupWalk):
@@ -441,7 +441,7 @@ class WorkspaceEpilogueKernel(GemmKernel):
                     starts.append(start)
                     start = (start + n) % num
                 table = (groups, schedulers, np.array(loops, np.int64), np.array(starts, np.int64), {})
-            except Exception:  # noqa: BLE001 - the per-core walk raises it again, at its own place
+            except CatlassError:  # a bad group list: the per-core walk raises it again, at its own place
                 table = None
             memo[key] = table
         return table

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from catlass_py.arch.events import INSTRUCTION, MARKER, MarkerEvent, Observer
+from catlass_py.errors import OutOfBoundsError
 from catlass_py.ops import grouped_matmul_slice_m_per_token_dequant as gmm
 
 
@@ -41,9 +42,28 @@ def test_table_walk_matches_per_core_walk(sizes, cores):
     assert any(kind == "block" for _, kind, _ in fast.marks)
 
 
+def test_a_plain_launch_reads_the_group_list_once_through_the_table(monkeypatch):
+    # nobody observes: the table is made once per launch (one read per group), and no core walks the groups
+    from catlass_py.kernel import workspace_epilogue
+
+    reads: list = []
+    read = workspace_epilogue.get_value
+
+    def counted(ctx, gm, index):
+        reads.append(index)
+        return read(ctx, gm, index)
+
+    monkeypatch.setattr(workspace_epilogue, "get_value", counted)
+    sizes = (0, 130, 1, 0, 257, 64)
+    args = _inputs(sizes, 300, 96)
+    gmm(*args, core_num=3)
+    assert reads == list(range(len(sizes)))
+
+
 def test_walk_table_that_raises_leaves_the_walk_to_each_core():
-    """A group walk that raises while the table is made gives no table (None, remembered for the launch), so
-    that every core walks the groups itself and raises at its own place."""
+    """A group walk that raises a kernel error (a bad group list) while the table is made gives no table (None,
+    remembered for the launch), so that every core walks the groups itself and raises at its own place; any other
+    exception is a defect of the walk, raised at once."""
     from catlass_py.gemm.coord import MatrixCoord
     from catlass_py.kernel.workspace_epilogue import SliceMGroups
     from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant import build_kernel
@@ -61,9 +81,11 @@ def test_walk_table_that_raises_leaves_the_walk_to_each_core():
             return self.memo
 
     class _Raising(SliceMGroups):
+        error: Exception = OutOfBoundsError("GM tensor 'group_list': index 3 past its end")
+
         def groups(self, ctx, params):
             yield from ()
-            raise RuntimeError("bad group list")
+            raise self.error
 
     kernel = build_kernel()
     ctx, params = _Ctx(), object()
@@ -72,3 +94,6 @@ def test_walk_table_that_raises_leaves_the_walk_to_each_core():
     kernel_copy.group_walk = _Raising()
     assert kernel_copy._walk_table(ctx, params, MatrixCoord(128, 256)) is None
     assert kernel_copy._walk_table(ctx, params, MatrixCoord(128, 256)) is None  # remembered, not made again
+    kernel_copy.group_walk.error = AttributeError("'_QuietCore' object has no attribute 'launch_shared'")
+    with pytest.raises(AttributeError, match="launch_shared"):
+        kernel_copy._walk_table(_Ctx(), params, MatrixCoord(128, 256))
