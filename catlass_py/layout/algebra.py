@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from catlass_py.errors import ArgumentError
+from catlass_py.integers import sorted_unique
 
 from .base import MatrixLayout, as_size
 from .vector import VectorLayout
@@ -49,7 +50,7 @@ def is_injective(layout, rows=None, cols=None) -> bool:
         m = padded_index_map(layout)
     else:
         m = layout_to_index_map(layout, rows, cols)
-    return np.unique(m).size == m.size
+    return sorted_unique(m).size == m.size
 
 
 def inverse_map(layout: MatrixLayout, size=None) -> np.ndarray:
@@ -61,7 +62,7 @@ def inverse_map(layout: MatrixLayout, size=None) -> np.ndarray:
     n = layout.capacity if size is None else as_size("size", size)
     m = layout_to_index_map(layout)
     flat = m.ravel()
-    if np.unique(flat).size != flat.size:
+    if sorted_unique(flat).size != flat.size:
         raise ArgumentError(f"layout: {layout!r} maps two logical elements to one offset")
     out = np.full((n, 2), -1, dtype=np.int64)
     keep = flat < n

@@ -37,7 +37,8 @@ import numpy as np
 from catlass_py.arch.memory import GlobalTensor, LocalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import AlignmentError, ConfigError, OutOfBoundsError
-from catlass_py.tile.ascendc_vector import DataCopyParams, element_runs
+from catlass_py.integers import offset_runs
+from catlass_py.tile.ascendc_vector import DataCopyParams
 
 BLOCK = 32
 
@@ -195,7 +196,7 @@ def _nd2nz_index(p: Nd2NzParams, c0: int) -> tuple[np.ndarray, np.ndarray, int]:
 
 @lru_cache(maxsize=1024)
 def _index_runs(key: tuple, which: int) -> tuple:
-    return tuple(element_runs(_nd2nz_index(*key)[which]))
+    return offset_runs(_nd2nz_index(*key)[which])
 
 
 def gm_get_value(ctx, gm: GlobalTensor, index: int) -> int:

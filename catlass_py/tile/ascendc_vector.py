@@ -57,6 +57,7 @@ import numpy as np
 from catlass_py.arch.memory import LocalTensor
 from catlass_py.arch.pipes import Pipe
 from catlass_py.errors import ConfigError
+from catlass_py.integers import offset_runs
 from catlass_py.numerics import dtypes as dt
 from catlass_py.numerics.rounding import RoundMode, cast as _cast
 
@@ -185,35 +186,9 @@ def _check_for(t: LocalTensor, idx: np.ndarray) -> None:
     t.check(int(idx.max()) + 1 if idx.size else 0)
 
 
-def element_runs(idx: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """Compress element offsets into ``(start, length, stride, count)`` runs (equal-length runs at a constant
-    stride form one entry)."""
-    if idx.size == 0:
-        return []
-    u = np.unique(idx)
-    breaks = np.flatnonzero(np.diff(u) != 1) + 1
-    starts = u[np.concatenate(([0], breaks))]
-    ends = u[np.concatenate((breaks - 1, [u.size - 1]))] + 1
-    lengths = ends - starts
-    out: list[tuple[int, int, int, int]] = []
-    i, n = 0, starts.size
-    while i < n:
-        j = i + 1
-        if j < n and lengths[j] == lengths[i]:
-            stride = starts[j] - starts[i]
-            while j + 1 < n and lengths[j + 1] == lengths[i] and starts[j + 1] - starts[j] == stride:
-                j += 1
-            out.append((int(starts[i]), int(lengths[i]), int(stride), j - i + 1))
-            i = j + 1
-        else:
-            out.append((int(starts[i]), int(lengths[i]), 0, 1))
-            i += 1
-    return out
-
-
 @lru_cache(maxsize=16384)
 def _runs(key: tuple, builder) -> tuple:
-    return tuple(element_runs(builder(*key)))
+    return offset_runs(builder(*key))
 
 
 def accesses(t: LocalTensor, key: tuple, builder=None) -> tuple:
@@ -656,7 +631,6 @@ __all__ = [
     "vcast_count",
     "vln",
     "vln_count",
-    "element_runs",
     "reset_vector_mask",
     "set_mask_count_prefix",
     "set_vector_mask",

@@ -42,6 +42,7 @@ from catlass_py.arch.pipes import Pipe
 from catlass_py.arch.spec import get_arch
 from catlass_py.errors import ArgumentError, ConfigError
 from catlass_py.numerics.dtypes import get_dtype
+from catlass_py.integers import offset_runs
 from catlass_py.tile.copy_tla import (
     CopyGmToL1Tla,
     CopyL0CToGmTla,
@@ -51,7 +52,6 @@ from catlass_py.tile.copy_tla import (
     _mode_extent,
     _region,
     _round,
-    _runs,
     accesses,
     check_gather,
     check_scatter,
@@ -199,7 +199,7 @@ class CopyL1ToL0BSparseTla:
             dst.builtin.arena.sparse_index[d_abs[head] // 4] = values
         ctx = dst.builtin.ctx
         if ctx is not None and ctx.bus.instructions:
-            idx_runs = _runs(np.asarray(idx_bytes))
+            idx_runs = offset_runs(idx_bytes)
             idx_reads = tuple(idx.builtin.access(s + idx.offset, n, d, c) for s, n, d, c in idx_runs)
             ctx.emit(Pipe.MTE1, what, nbytes=extent[0] * extent[1] + idx_bytes.size,
                      local_reads=accesses(src, extent) + idx_reads, local_writes=accesses(dst, extent),

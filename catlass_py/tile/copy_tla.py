@@ -50,6 +50,7 @@ from catlass_py.arch.spec import get_arch
 from catlass_py.errors import CapacityError, ConfigError, OutOfBoundsError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import element_accumulator
+from catlass_py.integers import offset_runs
 from catlass_py.layout import RowMajor
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.tile.copy_gm_to_l1 import STRIDE_LIMIT
@@ -178,32 +179,10 @@ def _region_at(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray,
     probe = _tla_make_tensor(np.empty(1, np.int8), Layout(layout.shape, layout.stride, extent), "GM", coord)
     offsets = probe.offsets()
     offsets.setflags(write=False)
-    runs = _runs(offsets)
+    runs = offset_runs(offsets)
     out = (offsets, runs, int(offsets.max()) if offsets.size else -1)
     _REGIONS.put(key, out, offsets.nbytes + 64 + 48 * len(runs))
     return out
-
-
-def _runs(offsets: np.ndarray) -> tuple:
-    flat = np.unique(offsets.ravel())
-    if flat.size == 0:
-        return ()
-    cut = np.flatnonzero(np.diff(flat) != 1) + 1
-    starts = flat[np.concatenate(([0], cut))].tolist()
-    ends = (flat[np.concatenate((cut - 1, [flat.size - 1]))] + 1).tolist()
-    lens = [e - s for s, e in zip(starts, ends)]
-    pieces, i, n = [], 0, len(starts)
-    while i < n:
-        j = i + 1
-        if j < n and lens[j] == lens[i]:
-            step = starts[j] - starts[i]
-            while j < n and lens[j] == lens[i] and starts[j] - starts[j - 1] == step:
-                j += 1
-            pieces.append((starts[i], lens[i], step, j - i))
-        else:
-            pieces.append((starts[i], lens[i], 0, 1))
-        i = j
-    return tuple(pieces)
 
 
 def _check_extent(t: Tensor, extent: tuple, what: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from catlass_py.errors import ConfigError
+from catlass_py.integers import offset_runs
 from catlass_py.tile._region import region_access
 
 
@@ -61,28 +62,7 @@ def window_runs(layout, row0: int, col0: int, rows: int, cols: int) -> list[tupl
     col0:col0+cols]`` of ``layout`` (equal runs at a constant stride are merged)."""
     r = np.arange(row0, row0 + rows, dtype=np.int64)
     c = np.arange(col0, col0 + cols, dtype=np.int64)
-    offs = np.unique(np.asarray(layout.offset(r[:, None], c[None, :]), dtype=np.int64))
-    return element_runs(offs)
-
-
-def element_runs(offs: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """Sorted distinct element offsets as runs ``(start, length, stride, count)``."""
-    if offs.size == 0:
-        return []
-    breaks = np.nonzero(np.diff(offs) != 1)[0] + 1
-    starts = offs[np.r_[0, breaks]]
-    lengths = offs[np.r_[breaks - 1, offs.size - 1]] + 1 - starts
-    out = []
-    i, n = 0, starts.size
-    while i < n:
-        j = i + 1
-        stride = int(starts[j] - starts[i]) if j < n else 0
-        while j < n and lengths[j] == lengths[i] and starts[j] - starts[j - 1] == stride:
-            j += 1
-        count = j - i
-        out.append((int(starts[i]), int(lengths[i]), stride if count > 1 else 0, count))
-        i = j
-    return out
+    return list(offset_runs(np.asarray(layout.offset(r[:, None], c[None, :]), dtype=np.int64)))
 
 
 def whole(tile, nbytes: int | None = None) -> tuple:
@@ -112,7 +92,7 @@ def _flat(groups) -> tuple:
     return tuple(out)
 
 
-__all__ = ["arch_of", "burst_copy", "element_runs", "emit", "is950", "listening", "region", "whole", "window_runs"]
+__all__ = ["arch_of", "burst_copy", "emit", "is950", "listening", "region", "whole", "window_runs"]
 
 
 def burst_copy(dst, src, dst_elem: int, src_elem: int, n_burst: int, burst_blocks: int, src_gap: int, dst_gap: int,
