@@ -174,6 +174,12 @@ def _crop(origin: tuple, tile: tuple, coord: tuple) -> tuple:
 
 
 def _flat(name: str, value: Any, n: int | None) -> tuple:
+    if value.__class__ is tuple and value and (n is None or len(value) == n):  # the common case, checked at once
+        for v in value:
+            if v.__class__ is not int or v < 0:
+                break
+        else:
+            return value
     value = as_int_tuple(name, value, minimum=0)
     if not is_tuple(value) or depth(value) != 1 or (n is not None and len(value) != n) or not value:
         want = f"a flat tuple of {n} extents" if n is not None else "a non-empty flat tuple"
@@ -194,6 +200,20 @@ def get_tile_layout(layout: Layout, tile_shape: Any, coord: Any) -> Layout:
     layout = as_layout("layout", layout)
     tile = _flat("tile_shape", tile_shape, None)
     coord = _flat("coord", coord, len(tile))
+    key = (layout, tile, coord)
+    hit = _TILE_LAYOUTS.get(key)
+    if hit is None:
+        hit = _tile_layout(layout, tile, coord)
+        if len(_TILE_LAYOUTS) >= 4096:
+            _TILE_LAYOUTS.clear()
+        _TILE_LAYOUTS[key] = hit
+    return hit
+
+
+_TILE_LAYOUTS: dict = {}  # (layout, tile, coord) -> get_tile_layout's result (layouts are immutable)
+
+
+def _tile_layout(layout: Layout, tile: tuple, coord: tuple) -> Layout:
     origin = _crop(layout.origin_shape, tile, coord) if len(layout.origin_shape) == len(tile) else None
     if layout.depth <= 1:
         if layout.rank != len(tile):

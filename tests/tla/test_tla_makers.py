@@ -170,6 +170,17 @@ def test_tla_tiles_agree_with_1x_tiles(lay, data):
 )
 def test_get_tile_layout(layout, tile, coord, expected):
     assert get_tile_layout(layout, tile, coord) == expected
+    assert get_tile_layout(layout, tile, coord) == expected  # again (a layout made once is reused)
+
+
+def test_get_tile_layout_checks_every_call_and_takes_numpy_integers():
+    lay = Layout((10, 7), (7, 1))
+    want = Layout((4, 4), (7, 1), (2, 3))
+    assert get_tile_layout(lay, (4, 4), (8, 4)) == want
+    assert get_tile_layout(lay, (np.int64(4), 4), (8, np.int32(4))) == want
+    for tile, coord in (((4, -1), (8, 4)), ((4, 4), (8,)), ((True, 4), (8, 4)), ([4, 4], (8, 4)), ((4, 4), ())):
+        with pytest.raises(ArgumentError):
+            get_tile_layout(lay, tile, coord)
 
 
 @pytest.mark.parametrize(
