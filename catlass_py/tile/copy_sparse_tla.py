@@ -176,8 +176,8 @@ class CopyL1ToL0BSparseTla:
             check_scatter(dst, extent, what)
         # the index bytes: dense byte o of the source tile (from its data pointer) has its index at byte o >> 2 of
         # the index tile's data; in L0B at arena byte (destination byte) >> 2
-        s_off, s_base, _, _ = _region(src.layout, src.coord, extent)
-        d_off, d_base, _, _ = _region(dst.layout, dst.coord, extent)
+        s_off, s_base, _, _, _ = _region(src.layout, src.coord, extent)
+        d_off, d_base, _, _, _ = _region(dst.layout, dst.coord, extent)
         s_abs = s_off.ravel() + (src.offset + s_base)
         d_abs = d_off.ravel() + (dst.offset + d_base + dst.builtin.byte_offset)
         if ((s_abs - d_abs) % 4).any():
@@ -264,7 +264,7 @@ class TileMmadSparse:
         half = k // 2
         a = gather(ta, (m, k), what)
         dense = gather(tb, (half, n), what)
-        off, base, _, _ = _region(tb.layout, tb.coord, (half, n))
+        off, base, _, _, _ = _region(tb.layout, tb.coord, (half, n))
         where = off + (tb.offset + base + l0b.byte_offset)                 # arena bytes of the dense values
         code = (l0b.arena.sparse_index[where >> 2] >> ((where & 3) << 1).astype(np.uint8)) & 3
         if (code == 3).any():

@@ -150,12 +150,13 @@ class _RegionCache:
 _REGIONS = _RegionCache(32 << 20)  # (layout, coord, extent) -> _region; ("at", ...) -> _region_at
 
 
-def _region(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray, int, tuple, int]:
-    """``(offsets, base, runs, top)`` of the ``extent`` region at ``coord`` of ``layout``: element ``c`` of the
-    region is at ``base + offsets[c]``; ``runs`` are the ``(start, length, stride, count)`` pieces of ``offsets``
-    (relative to ``base``), consecutive equal-length runs at a constant distance merged into one strided piece;
-    ``top`` is the largest offset (-1 for an empty region). A linear layout's regions at different coordinates
-    share one offsets array (:func:`_region_at`). Kept in ``_REGIONS``."""
+def _region(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray, int, tuple, int, Any]:
+    """``(offsets, base, runs, top, form)`` of the ``extent`` region at ``coord`` of ``layout``: element ``c`` of
+    the region is at ``base + offsets[c]``; ``runs`` are the ``(start, length, stride, count)`` pieces of
+    ``offsets`` (relative to ``base``), consecutive equal-length runs at a constant distance merged into one strided
+    piece; ``top`` is the largest offset (-1 for an empty region); ``form`` the region as one strided view
+    (:func:`_strided_form`) or None. A linear layout's regions at different coordinates share one offsets array
+    (:func:`_region_at`). Kept in ``_REGIONS``."""
     key = (layout, coord, extent)
     hit = _REGIONS.get(key)
     if hit is not None:
@@ -165,8 +166,8 @@ def _region(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray, in
     if layout.depth <= 1:  # linear modes: the region at coord is the region at 0, shifted
         base = int(layout._eval(coord if is_tuple(layout.shape) else coord[0]))
         key_coord = (0,) * len(coord)
-    offsets, runs, top = _region_at(layout, key_coord, extent)
-    out = (offsets, base, runs, top)
+    offsets, runs, top, form = _region_at(layout, key_coord, extent)
+    out = (offsets, base, runs, top, form)
     _REGIONS.put(key, out, offsets.nbytes + 64 + 48 * len(runs))  # (shared offsets counted with each entry)
     return out
 
@@ -180,9 +181,66 @@ def _region_at(layout: Layout, coord: tuple, extent: tuple) -> tuple[np.ndarray,
     offsets = probe.offsets()
     offsets.setflags(write=False)
     runs = offset_runs(offsets)
-    out = (offsets, runs, int(offsets.max()) if offsets.size else -1)
+    out = (offsets, runs, int(offsets.max()) if offsets.size else -1, _strided_form(offsets, runs))
     _REGIONS.put(key, out, offsets.nbytes + 64 + 48 * len(runs))
     return out
+
+
+def _axis_form(line: np.ndarray) -> tuple[list[int], list[int]] | None:
+    """``line`` (offsets along one axis, from 0) as nested strided axes, outer first: ``(sizes, strides)`` with
+    ``line[i] == sum(digit_j(i) * strides[j])`` for the mixed-radix digits of ``i`` over ``sizes``; None when it is
+    not such a sum (a fractal layout's axis is two: fractals, and elements within one)."""
+    sizes: list[int] = []
+    strides: list[int] = []
+    rest = line
+    while rest.size > 1:
+        step = int(rest[1])
+        bad = np.flatnonzero(rest != np.arange(rest.size, dtype=rest.dtype) * step)
+        period = int(bad[0]) if bad.size else rest.size
+        if rest.size % period or not np.array_equal(
+                rest.reshape(-1, period), rest[::period, None] + np.arange(period, dtype=rest.dtype) * step):
+            return None
+        sizes.insert(0, period)
+        strides.insert(0, step)
+        rest = rest[::period]
+    return sizes, strides
+
+
+_VIEW_MIN = 4096  # smaller regions move as fast by their offsets as through a view made for them
+
+
+def _strided_form(offsets: np.ndarray, runs: tuple):
+    """A region's ``offsets`` (:func:`_region_at`) as one strided view when they are one: ``(shape, strides,
+    first)`` in elements, each axis of the region split into the nested axes of :func:`_axis_form` (a view of that
+    shape reshapes to the region's), every stride positive and no offset repeated, from the region's first offset;
+    None otherwise, and for regions under ``_VIEW_MIN`` elements."""
+    if offsets.size < _VIEW_MIN or sum(n * c for _, n, _, c in runs) != offsets.size:
+        return None
+    first = int(offsets.flat[0])
+    shape: list[int] = []
+    strides: list[int] = []
+    predicted = None
+    for axis in range(offsets.ndim):
+        line = offsets[tuple(slice(None) if a == axis else 0 for a in range(offsets.ndim))] - first
+        axis_form = _axis_form(line)
+        if axis_form is None:
+            return None
+        shape += axis_form[0]
+        strides += axis_form[1]
+        predicted = line if predicted is None else np.add.outer(predicted, line)
+    if not all(d > 0 for d in strides) or not np.array_equal(predicted + first, offsets):
+        return None
+    return tuple(shape), tuple(strides), first
+
+
+def _strided(data: np.ndarray, start: int, top: int, form) -> np.ndarray | None:
+    """The view of :func:`_strided_form`'s ``form`` at element ``start`` of ``data``, or None when ``data`` is not one
+    contiguous buffer or the region does not lie in it (the indexed path then reports the error)."""
+    shape, strides, first = form
+    if start < 0 or start + top >= data.shape[0] or not data.flags.c_contiguous:
+        return None
+    size = data.itemsize
+    return np.ndarray(shape, data.dtype, buffer=data, offset=(start + first) * size, strides=[d * size for d in strides])
 
 
 def _check_extent(t: Tensor, extent: tuple, what: str) -> None:
@@ -208,9 +266,15 @@ def _values(t: Tensor) -> np.ndarray:
 
 def gather(t: Tensor, extent: tuple, what: str) -> np.ndarray:
     """The ``extent`` region of ``t`` (from its coordinate) as an array of that shape."""
-    offsets, base, _, _ = _region(t.layout, t.coord, extent)
+    offsets, base, _, top, form = _region(t.layout, t.coord, extent)
     start = t.offset + base
     data = _values(t)
+    if form is not None:
+        view = _strided(data, start, top, form)
+        if view is not None:  # a copy, as the indexed read makes
+            out = np.empty(extent, data.dtype)
+            np.copyto(out.reshape(form[0]), view)
+            return out
     try:
         return data[start:][offsets] if offsets.size else np.empty(extent, data.dtype)
     except IndexError:
@@ -220,13 +284,18 @@ def gather(t: Tensor, extent: tuple, what: str) -> np.ndarray:
 def scatter(t: Tensor, extent: tuple, values: np.ndarray, what: str) -> None:
     """Store ``values`` (shape ``extent``) as the ``extent`` region of ``t``."""
     _check_extent(t, extent, what)
-    offsets, base, _, _ = _region(t.layout, t.coord, extent)
+    offsets, base, _, top, form = _region(t.layout, t.coord, extent)
     if not offsets.size:
         return
     data = _values(t)
     if not data.flags.writeable:
         raise OutOfBoundsError(f"{what}: {_name(t)} is read-only")
     start = t.offset + base
+    if form is not None:
+        view = _strided(data, start, top, form)
+        if view is not None:
+            np.copyto(view, np.reshape(values, form[0]), casting="unsafe")  # as an indexed store converts
+            return
     try:
         data[start:][offsets] = values
     except IndexError:
@@ -237,7 +306,7 @@ def scatter(t: Tensor, extent: tuple, values: np.ndarray, what: str) -> None:
 
 def check_gather(t: Tensor, extent: tuple, what: str) -> None:
     """The checks of :func:`gather` without reading a byte (a timing-only core): raises where it would."""
-    _, base, _, top = _region(t.layout, t.coord, extent)
+    _, base, _, top, _ = _region(t.layout, t.coord, extent)
     if top >= 0 and t.offset + base + top >= t.data.shape[0]:
         raise _outside(t, what)
 
@@ -246,7 +315,7 @@ def check_scatter(t: Tensor, extent: tuple, what: str) -> None:
     """The checks of :func:`scatter` without writing a byte (a timing-only core): the destination's layout
     holds the region, the memory is writable and holds it, in :func:`scatter`'s order."""
     _check_extent(t, extent, what)
-    _, base, _, top = _region(t.layout, t.coord, extent)
+    _, base, _, top, _ = _region(t.layout, t.coord, extent)
     if top < 0:
         return
     b = t.builtin
@@ -261,7 +330,7 @@ def check_scatter(t: Tensor, extent: tuple, what: str) -> None:
 def accesses(t: Tensor, extent: tuple) -> tuple:
     """The bytes of the ``extent`` region of ``t`` as :class:`~catlass_py.arch.events.MemAccess` records of its
     builtin tensor (a GM access keeps one, possibly empty, record)."""
-    _, base, runs, _ = _region(t.layout, t.coord, extent)
+    _, base, runs, _, _ = _region(t.layout, t.coord, extent)
     shift = t.offset + base
     records = tuple(t.builtin.access(s + shift, n, d, c) for s, n, d, c in runs)
     if not records and isinstance(t.builtin, GlobalTensor):

@@ -177,3 +177,38 @@ def test_the_region_cache_stays_within_its_byte_budget_least_recently_used_first
     assert cache.get("a") == 4 and cache.get("c") is None and cache.nbytes == 90
     cache.put("big", 5, 500)  # larger than the budget on its own: kept alone
     assert cache.get("big") == 5 and cache.get("a") is None and cache.nbytes == 500
+
+
+@pytest.mark.parametrize("tag", ["RowMajor", "ColumnMajor", "zN", "nZ"])
+@pytest.mark.parametrize("dtype", ["float16", "int8"])
+def test_regions_moved_through_strided_views_hold_what_the_offsets_say(tag, dtype, monkeypatch):
+    # tiles of 4096 elements and more (whole and tail tiles, at fractal-aligned and other coordinates) are read and
+    # written through one strided view of the buffer; the TLA tensor's own gather and scatter (by its offsets)
+    # say what they hold
+    from catlass_py.tile import copy_tla
+    from catlass_py.tla import make_tensor as tla_tensor
+
+    taken = []
+    strided = copy_tla._strided
+
+    def counted(*a):
+        view = strided(*a)
+        taken.append(view is not None)
+        return view
+
+    monkeypatch.setattr(copy_tla, "_strided", counted)
+    rng = np.random.default_rng(3)
+    rows, cols = 160, 224
+    layout = make_layout_tag(dtype, tag, rows, cols)
+    size = int(tla_tensor(np.empty(1, NP[dtype]), layout).offsets().max()) + 1
+    data = _rand(rng, dtype, size)
+    for coord, shape in (((0, 0), (rows, cols)), ((32, 64), (96, 128)), ((64, 96), (128, 160)), ((16, 32), (64, 96))):
+        tile = get_tile(tla_tensor(data, layout), coord, shape)
+        extent = tile.layout.origin_shape
+        np.testing.assert_array_equal(copy_tla.gather(tile, extent, "test"), tile.read())
+        values = _rand(rng, dtype, int(np.prod(extent))).reshape(extent)
+        mine, theirs = data.copy(), data.copy()
+        copy_tla.scatter(get_tile(tla_tensor(mine, layout), coord, shape), extent, values, "test")
+        get_tile(tla_tensor(theirs, layout), coord, shape).write(values)
+        np.testing.assert_array_equal(mine.view(np.uint8), theirs.view(np.uint8))
+    assert any(taken)
