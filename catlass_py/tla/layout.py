@@ -52,7 +52,7 @@ class Layout:
     Immutable and hashable; equality compares shape, stride and origin shape.
     """
 
-    __slots__ = ("shape", "stride", "origin_shape", "_hash")
+    __slots__ = ("shape", "stride", "origin_shape", "_hash", "_depth")
 
     def __init__(self, shape: Any, stride: Any = None, origin_shape: Any = None):
         shape = it.as_int_tuple("shape", shape, minimum=0)
@@ -78,6 +78,7 @@ class Layout:
         sa(self, "stride", stride)
         sa(self, "origin_shape", origin)
         sa(self, "_hash", None)
+        sa(self, "_depth", None)
 
     @classmethod
     def _make(cls, shape, stride, origin=None) -> Layout:
@@ -88,6 +89,7 @@ class Layout:
         sa(obj, "stride", stride)
         sa(obj, "origin_shape", default_origin_shape(shape) if origin is None else origin)
         sa(obj, "_hash", None)
+        sa(obj, "_depth", None)
         return obj
 
     # -- value semantics ----------------------------------------------------------------------
@@ -148,7 +150,11 @@ class Layout:
     @property
     def depth(self) -> int:
         """Nesting depth of the shape (TLA ``Layout::depth``, CuTe ``depth``)."""
-        return it.depth(self.shape)
+        d = self._depth
+        if d is None:
+            d = it.depth(self.shape)
+            object.__setattr__(self, "_depth", d)
+        return d
 
     def size(self) -> int:
         """Size of the domain: the product of the shape (CuTe ``size``, pycute ``Layout.size``)."""
