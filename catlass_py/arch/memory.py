@@ -62,7 +62,8 @@ class GlobalBuffer:
     refuses writes with :class:`OutOfBoundsError`; asking a virtual buffer for bytes raises :class:`NoDataError`.
     """
 
-    __slots__ = ("name", "_raw", "_nbytes", "_fill", "read_only", "id", "_host", "_views", "_scalars", "__weakref__")
+    __slots__ = ("name", "_raw", "_nbytes", "_fill", "read_only", "id", "_host", "_views", "_scalars", "stored_layout",
+                 "__weakref__")
 
     def __init__(self, name: str, raw: np.ndarray | None, read_only: bool = False, host: np.ndarray | None = None,
                  *, nbytes: int | None = None, fill: int | None = None):
@@ -77,6 +78,7 @@ class GlobalBuffer:
         self._host = host
         self._views: dict = {}  # numpy dtype -> the whole buffer as that dtype (GlobalTensor.view)
         self._scalars: dict = {}  # (byte offset, bits, index) -> MemAccess of one element (GlobalTensor.scalar_access)
+        self.stored_layout: str | None = None  # the layout a host matrix was stored in, when its maker says so
 
     @classmethod
     def from_array(cls, array: np.ndarray, name: str, *, read_only: bool = False) -> "GlobalBuffer":

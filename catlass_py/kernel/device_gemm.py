@@ -9,6 +9,7 @@ import numpy as np
 from catlass_py.arch.launch import LaunchResult, launch
 from catlass_py.arch.memory import GlobalBuffer, GlobalTensor
 from catlass_py.errors import ArgumentError, ConfigError
+from catlass_py.gemm.gemm_type import GemmType
 
 
 class DeviceGemm:
@@ -35,6 +36,7 @@ class DeviceGemm:
         """``params = Kernel::ToUnderlyingArguments(args, workspace)``. With ``workspace=None`` a workspace of
         ``get_workspace_size(args)`` bytes is allocated (uninitialised, i.e. poisoned)."""
         _check_operands(args)
+        _check_storage(self.kernel, args)
         size = self.get_workspace_size(args)
         if workspace is None and size > 0:
             workspace = GlobalBuffer.empty(size, "workspace", fill=0xFF).tensor("uint8")
@@ -57,6 +59,53 @@ class DeviceGemm:
         return launch(self.kernel, self.params, block_dim, **launch_options)
 
     __call__ = run
+
+
+def operand_storage(kernel) -> dict[str, tuple[str, str]]:
+    """How ``kernel`` reads A, B, C and the bias in GM: ``{"a": (element, layout name), ...}`` as its BlockMmad (or
+    the padding prologue before it) reads and writes them; a padding layout reads its base layout's storage
+    (``PaddingRowMajor`` reads a row-major matrix). Operands the kernel has no type for are left out."""
+    out: dict[str, tuple[str, str]] = {}
+    mm = getattr(kernel, "block_mmad", None) or getattr(kernel, "block_mmad_qk", None)
+    if mm is None:
+        return out
+    for op in ("a", "b", "c", "bias"):
+        prologue = getattr(kernel, f"prologue_{op}", None)
+        t = getattr(mm, f"{op}_type", None)
+        if prologue is not None and hasattr(prologue, "layout_in"):
+            out[op] = (str(prologue.element), _storage_name(prologue.layout_in))
+        elif isinstance(t, GemmType):
+            out[op] = (str(t.element), _storage_name(t.layout))
+        elif getattr(mm, f"layout_tag_{op}", None) is not None:
+            out[op] = (str(getattr(mm, f"element_{op}", "?")), _storage_name(getattr(mm, f"layout_tag_{op}")))
+    return out
+
+
+def _storage_name(layout) -> str:
+    """A layout (class or TLA tag name) as the GM storage it reads: a padding layout reads its base layout's."""
+    name = layout if isinstance(layout, str) else getattr(layout, "__name__", str(layout))
+    return name.removeprefix("Padding")
+
+
+def _check_storage(kernel, args) -> None:
+    """An input whose buffer records the layout its data was stored in (``catlass_py.ops.operator.gm_input`` with
+    ``layout=``) that differs from the layout the kernel reads that operand in (A and B: the inputs a kernel reads
+    through its BlockMmad): an :class:`ArgumentError` naming the field, instead of a launch that reads the bytes in
+    the other order and computes other values."""
+    storage = None
+    for op in ("a", "b"):
+        value = getattr(args, f"ptr_{op}", None)
+        stored = getattr(getattr(value, "buffer", None), "stored_layout", None) if isinstance(value, GlobalTensor) \
+            else None
+        if stored is None:
+            continue
+        if storage is None:
+            storage = operand_storage(kernel)
+        want = storage.get(op)
+        if want is not None and want[1] != _storage_name(stored):
+            raise ArgumentError(
+                f"{type(args).__name__}.ptr_{op}: its data was stored {stored} (gm_input(..., layout={stored})), but "
+                f"the kernel reads {op.upper()} as {want[1]} (its GemmType); store it with layout={want[1]}")
 
 
 def _check_operands(args) -> None:

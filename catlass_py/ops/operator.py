@@ -55,7 +55,7 @@ from catlass_py.arch.spec import ArchSpec, get_arch
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.integers import is_int
-from catlass_py.kernel.device_gemm import DeviceGemm
+from catlass_py.kernel.device_gemm import DeviceGemm, operand_storage
 from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
 from catlass_py.numerics.dtypes import DType, get_dtype
 from catlass_py.virtual import is_virtual, virtual_array
@@ -386,9 +386,9 @@ class OpOptions:
     def device_arguments(self, what: str, kernel, arguments, *, inputs: dict, outputs: dict):
         """The kernel's Arguments over GM buffers, allocated only once they fit the memory budget.
 
-        ``inputs`` maps a name to an array (stored row-major), ``(array, layout)`` or ``(array, layout, dtype)``
-        (a read-only GM tensor of the array stored in ``layout`` - RowMajor, ColumnMajor, or zN / nZ for a 2-D
-        array -, :func:`gm_input`), ``outputs`` a name to ``(shape, numpy dtype)`` or
+        ``inputs`` maps a name to an array (its bytes as they are), ``(array, layout)`` or ``(array, layout,
+        dtype)`` (a read-only GM tensor of the array stored in ``layout`` - RowMajor, ColumnMajor, or zN / nZ for a
+        2-D array -, :func:`gm_input`, whose layout ``DeviceGemm.initialize`` checks), ``outputs`` a name to ``(shape, numpy dtype)`` or
         ``(shape, numpy dtype, initial)`` (a host array, zeroed or a copy of ``initial``, written in place,
         :func:`gm_output`); ``arguments(gm)`` builds the Arguments from the
         dict of GM tensors by name. First the copies the inputs need (:func:`stored_copy_bytes`), the outputs
@@ -398,7 +398,7 @@ class OpOptions:
 
         On a timing-only launch the outputs are shape-only arrays (:meth:`zeros`) and neither they nor the
         workspace (allocated on first use, never by a timing-only core) count."""
-        inputs = {name: (spec, RowMajor, None) if isinstance(spec, np.ndarray) else (tuple(spec) + (None,))[:3]
+        inputs = {name: (spec, None, None) if isinstance(spec, np.ndarray) else (tuple(spec) + (None,))[:3]
                   for name, spec in inputs.items()}
         outputs = {name: (tuple(spec) + (None,))[:3] for name, spec in outputs.items()}
         footprint = Footprint()
@@ -556,12 +556,6 @@ def check_group_list(group_list, group_count: int, total: int, *, axis: str = "m
     return gl
 
 
-def _gm_layout(layout) -> str:
-    """A layout (class or TLA tag name) as the GM storage it reads: a padding layout reads its base layout's."""
-    name = layout if isinstance(layout, str) else getattr(layout, "__name__", str(layout))
-    return name.removeprefix("Padding")
-
-
 def kernel_interface(kernel) -> dict[str, str]:
     """What an assembled kernel expects of the data an operator hands it: the element type and GM layout of A, B,
     C and the bias as its BlockMmad (or the padding prologue before it) reads and writes them, its epilogue's
@@ -573,17 +567,8 @@ def kernel_interface(kernel) -> dict[str, str]:
                  "perm_x2", "saturation"):
         if name in getattr(kernel, "__dict__", {}):
             sig[name] = str(getattr(kernel, name))
-    mm = getattr(kernel, "block_mmad", None) or getattr(kernel, "block_mmad_qk", None)
-    if mm is not None:
-        for op, key in (("a", "A"), ("b", "B"), ("c", "C"), ("bias", "bias")):
-            prologue = getattr(kernel, f"prologue_{op}", None)
-            t = getattr(mm, f"{op}_type", None)
-            if prologue is not None and hasattr(prologue, "layout_in"):
-                sig[key] = f"{prologue.element} {_gm_layout(prologue.layout_in)}"
-            elif isinstance(t, GemmType):
-                sig[key] = f"{t.element} {_gm_layout(t.layout)}"
-            elif getattr(mm, f"layout_tag_{op}", None) is not None:
-                sig[key] = f"{getattr(mm, f'element_{op}', '?')} {_gm_layout(getattr(mm, f'layout_tag_{op}'))}"
+    for op, (element, layout) in operand_storage(kernel).items():
+        sig[op.upper() if op != "bias" else op] = f"{element} {layout}"
     epilogue = getattr(kernel, "block_epilogue", None)
     for name, v in getattr(epilogue, "__dict__", {}).items():
         if isinstance(v, GemmType):
@@ -679,11 +664,16 @@ def stored_copy_bytes(x: np.ndarray, layout: type = RowMajor) -> int:
     return 0 if stored.flags.c_contiguous else int(x.size) * x.dtype.itemsize
 
 
-def gm_input(name: str, x: np.ndarray, layout: type = RowMajor, dtype=None) -> GlobalTensor:
-    """A read-only GM tensor holding the host array ``x`` stored in ``layout``, typed ``dtype`` (default: the
-    array's)."""
-    stored = as_stored(x, layout)
-    return GlobalBuffer.from_array(stored, name, read_only=True).tensor(stored.dtype if dtype is None else dtype)
+def gm_input(name: str, x: np.ndarray, layout: type | None = None, dtype=None) -> GlobalTensor:
+    """A read-only GM tensor holding the host array ``x`` stored in ``layout`` (RowMajor, ColumnMajor, zN or nZ;
+    :func:`as_stored`), typed ``dtype`` (default: the array's). The buffer remembers ``layout``, and
+    ``DeviceGemm.initialize`` refuses it as a kernel's A or B read in another layout. Without ``layout`` the
+    array's bytes are taken as they are (row-major, or already in storage order) and nothing is remembered."""
+    stored = as_stored(x, RowMajor if layout is None else layout)
+    buffer = GlobalBuffer.from_array(stored, name, read_only=True)
+    if layout is not None:
+        buffer.stored_layout = layout.__name__
+    return buffer.tensor(stored.dtype if dtype is None else dtype)
 
 
 def gm_output(name: str, x: np.ndarray, dtype=None) -> GlobalTensor:

@@ -1,6 +1,6 @@
 """``DeviceGemm.initialize`` refuses Arguments a kernel cannot read before anything runs: a host array where a GM
-tensor belongs, and a workspace-epilogue kernel's Arguments with neither the per-token dequant pointers nor the
-epilogue's own Params."""
+tensor belongs, an A or B stored (``gm_input(..., layout=)``) in another layout than the kernel reads, and a
+workspace-epilogue kernel's Arguments with neither the per-token dequant pointers nor the epilogue's own Params."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
-from catlass_py.ops.operator import gm_input, gm_output
+from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
+from catlass_py.ops.operator import as_stored, gm_input, gm_output
 
 basic = importlib.import_module("catlass_py.ops.basic_matmul")
 quant = importlib.import_module("catlass_py.ops.quant_matmul")
@@ -32,3 +33,33 @@ def test_a_workspace_epilogue_without_its_operands_or_params_is_named():
     args = kernel.Arguments(GemmCoord(64, 64, 64), 2, gm_input("a", a), gm_input("b", a), None, None, None)
     with pytest.raises(ArgumentError, match="ptr_scale, ptr_per_token_scale, ptr_d None and no epilogue_params"):
         DeviceGemm(kernel).initialize(args)
+
+
+@pytest.mark.parametrize("stored", [RowMajor, zN, nZ])
+def test_an_operand_stored_in_another_layout_than_the_kernel_reads_is_named(stored):
+    # the kernel reads B column-major: B stored row-major (or fractal) would be read in the wrong order
+    kernel = basic.build_kernel(layout_b=ColumnMajor)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((64, 48)).astype(np.float16), rng.standard_normal((48, 80)).astype(np.float16)
+    c = np.zeros((64, 80), np.float16)
+    args = kernel.Arguments(GemmCoord(64, 80, 48), gm_input("a", a, RowMajor), gm_input("b", b, stored),
+                            gm_output("c", c))
+    with pytest.raises(ArgumentError, match=rf"^BasicMatmulArguments\.ptr_b: its data was stored {stored.__name__} "
+                                            r".*the kernel reads B as ColumnMajor .*layout=ColumnMajor$"):
+        DeviceGemm(kernel).initialize(args)
+
+
+@pytest.mark.parametrize("how", ["layout", "as stored", "unsaid"])
+def test_an_operand_stored_as_the_kernel_reads_it_computes_the_product(how):
+    kernel = basic.build_kernel(layout_b=ColumnMajor)
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((64, 48)).astype(np.float16), rng.standard_normal((48, 80)).astype(np.float16)
+    c = np.zeros((64, 80), np.float16)
+    gm_b = {"layout": lambda: gm_input("b", b, ColumnMajor),  # stored by gm_input, and remembered
+            "as stored": lambda: gm_input("b", as_stored(b, ColumnMajor)),  # already in storage order: nothing said
+            "unsaid": lambda: gm_input("b", np.ascontiguousarray(b.T))}[how]()
+    op = DeviceGemm(kernel)
+    op.initialize(kernel.Arguments(GemmCoord(64, 80, 48), gm_input("a", a), gm_b, gm_output("c", c)))
+    op.run(2)
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_allclose(c.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
