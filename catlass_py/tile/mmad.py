@@ -178,12 +178,22 @@ class TileMmad:
             rows = max(1, valid_m) if valid_m <= 16 else min(m, -(-valid_m // 16) * 16)
         key = ("l1 product", id(self), l0c.arena.id, l0c.byte_offset, l0c.count, l1a.arena.id, l1a.byte_offset,
                l1a.count, layout_l1a.__class__, layout_l1a._key(), l1b.arena.id, l1b.byte_offset, l1b.count,
-               layout_l1b.__class__, layout_l1b._key(), m, n, k, rows)
+               layout_l1b.__class__, layout_l1b._key(), m, n, k)
         plan = cache.get(key, _MISSING)
-        if plan is _MISSING:
+        if plan is _MISSING:  # the plan of all m rows; fewer rows take its first rows (_first_rows)
             layout_c = self._layouts(m, n, k)[2]
-            plan = cache[key] = self._fast_plan(l0c, l1a, l1b, m, n, k, layout_l1a, layout_l1b, layout_c, rows)
-        return plan
+            plan = cache[key] = self._fast_plan(l0c, l1a, l1b, m, n, k, layout_l1a, layout_l1b, layout_c, m)
+        if plan is None or rows == m:
+            return plan
+        part = _first_rows(plan, m, rows)
+        if part is None:  # rows that are not a prefix of the plan's views: a plan of their own
+            part_key = key + (rows,)
+            part = cache.get(part_key, _MISSING)
+            if part is _MISSING:
+                layout_c = self._layouts(m, n, k)[2]
+                part = cache[part_key] = self._fast_plan(l0c, l1a, l1b, m, n, k, layout_l1a, layout_l1b, layout_c,
+                                                         rows)
+        return part
 
     @staticmethod
     def _run(plan, init_c: bool) -> None:
@@ -254,4 +264,20 @@ class TileMmad:
         if self.element_acc.kind == "int":
             return matmul_exact_int(a, b)
         return a.astype(np.float32) @ b.astype(np.float32)
+
+
+def _first_rows(plan, m: int, rows: int):
+    """The plan of a product over the first ``rows`` of its ``m`` rows (A's and C's first rows, the scratch operands'
+    first rows; B whole): each row view of the plan cut on its first axis, which holds the m rows (m <= 16) or their
+    16-row fractals (``rows`` a multiple of 16); None when the views are not laid out that way."""
+    av, bv, cv, a2, b2, c2, a_in, b_in, c_out, i_out = plan
+    if av.shape[0] == m and cv.shape[0] == m:
+        cut = rows
+    elif av.shape[0] * 16 == m and cv.shape[0] * 16 == m and av.shape[1] == cv.shape[1] == 16 and rows % 16 == 0:
+        cut = rows // 16
+    else:
+        return None
+    a_part, c_part = a2[:rows], c2[:rows]
+    return (av[:cut], bv, cv[:cut], a_part, b2, c_part, a_part.reshape(av[:cut].shape), b_in,
+            c_part.reshape(cv[:cut].shape), None if i_out is None else i_out[:cut])
 
