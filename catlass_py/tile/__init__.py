@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         set_atomic_none as set_atomic_none,
     )
     from catlass_py.tile.vector_elementwise import (
+        TileElemWise as TileElemWise,
         TileElemWiseAdd as TileElemWiseAdd,
         TileElemWiseGelu as TileElemWiseGelu,
         TileElemWiseMul as TileElemWiseMul,

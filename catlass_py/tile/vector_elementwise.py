@@ -137,8 +137,15 @@ def vector_axpy(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
     _emit(dst, "Axpy", count, src, dst)
 
 
-class _TileElemWise:
-    op_name = ""
+class TileElemWise:
+    """Base of the element-wise epilogue tile ops (CATLASS ``Epilogue::Tile::TileElemWise*<ArchTag, ComputeType,
+    COMPUTE_LENGTH>``): the assembly-time checks of the compute type (a vector dtype) and ``COMPUTE_LENGTH`` (a
+    positive int), and ``_check`` of the call's tensors against the compute type. A tile op of your own subclasses
+    it, names itself in ``op_name`` and writes ``__call__`` with the instructions of this module (``vector_add``,
+    ``vector_muls``, ``vector_exp`` ...), which declare what they read and write, over ``self.compute_length``
+    elements, with ``PipeBarrier<PIPE_V>`` between dependent steps (as :class:`TileElemWiseSilu` does)."""
+
+    op_name = "TileElemWise"
 
     def __init__(self, arch, compute_type, compute_length: int):
         self.arch = get_arch(arch)
@@ -159,7 +166,7 @@ class _TileElemWise:
         return f"{self.op_name}({self.element.name}, COMPUTE_LENGTH={self.compute_length})"
 
 
-class TileElemWiseAdd(_TileElemWise):
+class TileElemWiseAdd(TileElemWise):
     """CATLASS ``Epilogue::Tile::TileElemWiseAdd<ArchTag, ComputeType, COMPUTE_LENGTH>``:
     ``out = in0 + in1`` over ``COMPUTE_LENGTH`` elements (one Ascend C ``Add``)."""
 
@@ -170,7 +177,7 @@ class TileElemWiseAdd(_TileElemWise):
         vector_add(ub_out, ub_in0, ub_in1, self.compute_length)
 
 
-class TileElemWiseMul(_TileElemWise):
+class TileElemWiseMul(TileElemWise):
     """CATLASS ``Epilogue::Tile::TileElemWiseMul<ArchTag, ComputeType, COMPUTE_LENGTH>``:
     ``out = in0 * in1`` over ``COMPUTE_LENGTH`` elements."""
 
@@ -189,7 +196,7 @@ def _compiler_barrier(t: LocalTensor):
     return lambda: ctx.pipe_barrier(Pipe.V)
 
 
-class TileElemWiseGelu(_TileElemWise):
+class TileElemWiseGelu(TileElemWise):
     """CATLASS ``Epilogue::Tile::TileElemWiseGelu<ArchTag, ComputeType, COMPUTE_LENGTH>`` (tanh
     approximation written with a sigmoid):
 
@@ -232,7 +239,7 @@ class TileElemWiseGelu(_TileElemWise):
         vector_div(dst, src, dst, n)
 
 
-class TileElemWiseSilu(_TileElemWise):
+class TileElemWiseSilu(TileElemWise):
     """CATLASS ``Epilogue::Tile::TileElemWiseSilu<ArchTag, ComputeType, COMPUTE_LENGTH>``:
     ``d = -x``, ``d = exp(d)``, ``d = d + 1``, ``d = x / d`` (x * sigmoid(x)), with the
     ``PipeBarrier<PIPE_V>`` the compiler inserts between the dependent steps (see :class:`TileElemWiseGelu`)."""
@@ -253,6 +260,7 @@ class TileElemWiseSilu(_TileElemWise):
 
 
 __all__ = [
+    "TileElemWise",
     "TileElemWiseAdd",
     "TileElemWiseGelu",
     "TileElemWiseMul",
