@@ -333,6 +333,20 @@ class CostModel(PipeOrder):
         q = self._queues.get(id(core))
         return q if q is not None else self._queues[id(self.orders[core].core)]
 
+    def template_flag(self, core: CoreId, event: HardEvent, seq: int, is_set: bool) -> None:
+        """A ``SetFlag`` (``seq`` its number) or ``WaitFlag`` (``seq`` the number of the set it consumed) of
+        ``core``, queued as :meth:`on_event` queues its event (``ObserverBus.flag_sinks``; never with ``record``,
+        whose trace names the flags' ids)."""
+        if core is not self._last_core:
+            q = self._queue(core)
+            self._last_core, self._last_queue = core, q
+        else:
+            q = self._last_queue
+        if is_set:
+            q.extend((_SET, _SRC[event], seq, 0, -1))
+        else:
+            q.extend((_WAIT, _DST[event], seq, 0, -1))
+
     def template_begin(self, core: CoreId) -> None:
         self._captures[id(core)] = (len(self._queue(core)), self._macs, self._gm_read, self._gm_write)
 

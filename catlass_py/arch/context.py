@@ -245,7 +245,12 @@ class CoreContext:
             q = self._events[(event, event_id)] = deque()
         q.append(seq)
         if bus.sync:
-            bus.publish(SetFlagEvent(seq, self.core, event, event_id))
+            sinks = bus.flag_sinks
+            if sinks:
+                for sink in sinks:
+                    sink(self.core, event, seq, True)
+            else:
+                bus.publish(SetFlagEvent(seq, self.core, event, event_id))
         if site is not None:
             ed.set_issued(seq, site, self, event.src)
 
@@ -281,7 +286,13 @@ class CoreContext:
             source = 0
         bus = self.bus
         if bus.sync:
-            bus.publish(WaitFlagEvent(bus.next_seq(), self.core, event, event_id, source))
+            sinks = bus.flag_sinks
+            if sinks:
+                bus._seq += 1  # the number the event would have taken
+                for sink in sinks:
+                    sink(self.core, event, source, False)
+            else:
+                bus.publish(WaitFlagEvent(bus.next_seq(), self.core, event, event_id, source))
         if site is not None:
             self._editor.wait_consumed((source,), site, event.dst)
 

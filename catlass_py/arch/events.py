@@ -257,7 +257,11 @@ class Observer:
     publisher names them, the GM regions the events access) and ``template_replay(core, key, seqs, memories,
     times[, gm])`` (those events again, ``times`` times, with the flag sequence numbers ``seqs``, on ``core``,
     which may be another core of the launch than the one the template was captured on: ``memories`` are then
-    ``core``'s on-chip memories by name, for the accesses the events make; ``gm`` this repeat's GM regions)."""
+    ``core``'s on-chip memories by name, for the accesses the events make; ``gm`` this repeat's GM regions). Such
+    an observer may also define ``template_flag(core, event, seq, is_set)``: when every observer of flags does,
+    a ``SetFlag`` (``seq`` its sequence number) or ``WaitFlag`` (``seq`` the number of the set it consumed) of a
+    core reaches it as that call instead of a :class:`SetFlagEvent` / :class:`WaitFlagEvent`
+    (``ObserverBus.flag_sinks``)."""
 
     def on_launch_start(self, launch_info: "LaunchInfo") -> None:
         """Called once before any core runs."""
@@ -300,7 +304,7 @@ class ObserverBus:
     """
 
     __slots__ = ("_observers", "active", "instructions", "sync", "cross_core", "markers", "cores", "templates",
-                 "local_accesses", "_takers", "_seq", "_routes")
+                 "local_accesses", "_takers", "_seq", "_routes", "flag_sinks")
 
     def __init__(self, observers: Iterable[Observer] = ()):
         self._observers = tuple(observers)
@@ -318,6 +322,9 @@ class ObserverBus:
                   if (kinds := getattr(obs, "interests", None)) is None or INSTRUCTION in kinds or SYNC in kinds]
         self.templates = bool(takers) and all(getattr(obs, "accepts_templates", False) for obs in takers)
         self._takers = tuple(takers) if self.templates else ()
+        # an intra-core flag as a call instead of an event, when every observer of flags takes templates and flags
+        sinks = tuple(getattr(obs, "template_flag", None) for obs in self._takers) if self.sync else ()
+        self.flag_sinks = sinks if all(sinks) else ()
         self.local_accesses = self.instructions and not self.templates
         self._seq = 0
         # each event class to the observers interested in its kind (other classes go to every observer)

@@ -1,0 +1,59 @@
+"""Intra-core flags reach observers that take templates as calls (``ObserverBus.flag_sinks``) when every observer of
+flags can take them so, and as events otherwise: the same flags, in the same order, with the same numbers."""
+
+from __future__ import annotations
+
+from catlass_py.arch import ATLAS_A2, HardEvent, Observer, launch
+from catlass_py.arch.events import SetFlagEvent, WaitFlagEvent
+
+
+class _Kernel:
+    aiv = None
+
+    def aic(self, ctx, params):
+        for i in range(3):
+            ctx.set_flag(HardEvent.MTE2_MTE1, i)
+        for i in (1, 0, 2):
+            ctx.wait_flag(HardEvent.MTE2_MTE1, i)
+        ctx.set_flag(HardEvent.M_MTE1, 0)
+        ctx.wait_flag(HardEvent.M_MTE1, 0)
+
+
+class _Calls(Observer):
+    """Takes templates and flags as calls."""
+
+    interests = frozenset({"sync"})
+    accepts_templates = True
+
+    def __init__(self):
+        self.flags: list = []
+
+    def template_flag(self, core, event, seq, is_set):
+        self.flags.append((core.short, event.name, seq, is_set))
+
+
+class _Events(Observer):
+    interests = frozenset({"sync"})
+
+    def __init__(self):
+        self.flags: list = []
+
+    def on_event(self, e):
+        if isinstance(e, SetFlagEvent):
+            self.flags.append((e.core.short, e.event.name, e.seq, True))
+        elif isinstance(e, WaitFlagEvent):
+            self.flags.append((e.core.short, e.event.name, e.source_seq, False))
+
+
+def test_flags_as_calls_match_the_events():
+    calls, events = _Calls(), _Events()
+    launch(_Kernel(), None, 1, arch=ATLAS_A2, observers=(calls,))
+    launch(_Kernel(), None, 1, arch=ATLAS_A2, observers=(events,))
+    assert calls.flags == events.flags and len(calls.flags) == 8
+    assert [f[3] for f in calls.flags] == [True] * 3 + [False] * 3 + [True, False]
+
+
+def test_an_observer_of_flag_events_beside_it_turns_the_calls_off():
+    calls, events = _Calls(), _Events()
+    launch(_Kernel(), None, 1, arch=ATLAS_A2, observers=(calls, events))
+    assert not calls.flags and len(events.flags) == 8  # no templates: the bus publishes events to both
