@@ -77,7 +77,6 @@ from catlass_py.arch.events import (
     CrossCoreWaitEvent,
     InstructionEvent,
     LaunchInfo,
-    MemAccess,
     MarkerEvent,
     PipeBarrierEvent,
     SetFlagEvent,
@@ -241,8 +240,6 @@ class CostModel(PipeOrder):
         # key -> (records, positions of their flag sequence numbers, MACs, GM bytes read, the capturing core or
         # None when no record names a core); (key, id of a core) -> that template's records rebased onto the core
         self._templates: dict = {}
-        self._rebased: dict = {}
-        self._moves: dict = {}
         self._captures: dict[int, tuple[int, int, int]] = {}  # id of a CoreId -> queue length, MACs, GM bytes read
         self._side: list = []  # what the queued records need beside numbers (see on_event)
         self._last_core = self._last_queue = None
@@ -370,7 +367,6 @@ class CostModel(PipeOrder):
                 return False
         slots, reads, writes = [], [], []
         side = self._side
-        owner = None
         j, n = 0, len(records)
         while j < n:
             code, x, width = records[j], records[j + 4], 5
@@ -378,7 +374,6 @@ class CostModel(PipeOrder):
                 e = side[x]
                 if e.__class__ is not InstructionEvent or e.gm_reads or e.gm_writes:
                     return False
-                owner = core
             elif code == _READ:
                 if regions is None:
                     return False
@@ -397,13 +392,14 @@ class CostModel(PipeOrder):
                 writes.append((j + 4, tuple(regions[b] for b in ids)))
             j += width
         self._templates[key] = (records, slots, self._macs - macs, self._gm_read - gm_read,
-                                self._gm_write - gm_write, owner, reads, writes)
+                                self._gm_write - gm_write, reads, writes)
         return True
 
-    def template_replay(self, core: CoreId, key, seqs: list[int], memories=None, times: int = 1, gm=None) -> None:
-        records, slots, macs, gm_read, gm_write, owner, reads, writes = self._templates[key]
-        if owner is not None and owner is not core:
-            records = self._rebase(key, records, core, memories)
+    def template_replay(self, core: CoreId, key, seqs: list[int], times: int = 1, gm=None) -> None:
+        """The template ``key`` again on ``core`` (:meth:`ObserverBus.replay`). Its unit-flag instructions, if any,
+        are the capturing core's events, queued as they are: the timing loop applies each to the core whose queue
+        holds it (:meth:`_time_events`)."""
+        records, slots, macs, gm_read, gm_write, reads, writes = self._templates[key]
         if slots or reads or writes:
             if times != 1:
                 raise KernelError(f"CostModel: template {key!r} holds flags or GM accesses; it repeats one at a time")
@@ -422,43 +418,6 @@ class CostModel(PipeOrder):
         self._macs += macs * times
         self._gm_read += gm_read * times
         self._gm_write += gm_write * times
-
-    def _rebase(self, key, records: list, core: CoreId, memories) -> list:
-        """``records`` of a template captured on another core, for ``core``: its events (unit-flag instructions,
-        the only ones a template keeps, see :meth:`template_end`) with ``core`` and, for each on-chip access, the
-        memory of the same name among ``memories`` (the replaying core's, by name; ``ObserverBus.replay``).
-        Made once per template and core."""
-        hit = self._rebased.get((key, id(core)))
-        if hit is not None:
-            return hit
-        side = self._side
-        moves = self._moves  # (id of a template's access, id of the memory it moves to) -> the moved access
-
-        def moved(accesses):
-            out = []
-            for a in accesses:
-                m = (memories or {}).get(a.space)
-                if m is None:
-                    raise KernelError(f"CostModel: template {key!r} touches {a.buffer}, and its replay on {core} "
-                                      f"names no {a.space} of that core to put in its place")
-                b = moves.get((id(a), m.id))
-                if b is None:  # (the template's events hold a, so its id stays its own for the launch)
-                    b = moves[(id(a), m.id)] = MemAccess(m.label, m.id, a.start, a.length, a.stride, a.count,
-                                                         a.space)
-                out.append(b)
-            return tuple(out)
-
-        records = records.copy()
-        j = 0
-        while j < len(records):
-            if records[j] == _EVENT:
-                e = side[records[j + 4]]
-                records[j + 4] = self._keep(InstructionEvent(
-                    e.seq, core, e.pipe, e.op, e.nbytes, e.flops, e.gm_reads, e.gm_writes, e.info,
-                    moved(e.local_reads), moved(e.local_writes), e.unit_flag))
-            j += 5 + (records[j + 3] if records[j] == _READ else 0)
-        self._rebased[(key, id(core))] = records
-        return records
 
     def _keep(self, obj) -> int:
         """Put ``obj`` in the side list of the queued records; its index there."""
@@ -494,16 +453,19 @@ class CostModel(PipeOrder):
         ``WaitFlag`` and a one-pipe ``PipeBarrier`` are timed here directly: what
         :meth:`PipeOrder._on_instruction`, ``_on_set``, ``_on_wait`` and ``_on_barrier`` followed by this
         class's :meth:`instruction`, :meth:`publish`, :meth:`join` and :meth:`barrier` do, as the same
-        operations on the same values. Every other event takes the pipe model's route. When the launch failed,
+        operations on the same values. Every other event takes the pipe model's route, an instruction (one with a
+        unit flag) on the core whose queue holds it (:meth:`PipeOrder._instruction_at`). When the launch failed,
         a core may be left waiting for a set that never came: the rest of each core's events is then timed in
         turn, without waiting."""
         queues = [(t, q) for t, q in zip(self._timing.values(), self._queues.values()) if q]
+        states = [st for st, q in zip(self.orders.values(), self._queues.values()) if q]
         side = self._side
         self._queues = {k: [] for k in self._queues}
         self._side = []
         self._last_core = self._last_queue = None
         pos = [0] * len(queues)  # where each core's queue has got to
         route = self._route
+        instruction_at = self._instruction_at
         xtokens = self._xtokens
         tokens = self._tokens
         gm_read_cycles = self._gm_read_cycles
@@ -609,7 +571,10 @@ class CostModel(PipeOrder):
                                 parked.setdefault(missing, []).append(i)
                                 break
                         k += 5
-                        route.get(kind, _skip)(e)
+                        if kind is InstructionEvent:  # on this queue's core (a replayed template names another)
+                            instruction_at(states[i], e)
+                        else:
+                            route.get(kind, _skip)(e)
                         if kind is CrossCoreSetEvent:
                             for j in parked.pop(e.seq, ()):
                                 heappush(heap, (queues[j][0].clock, j))

@@ -82,9 +82,10 @@ class MemAccess:
         begins = self.start + np.arange(self.count, dtype=np.int64) * self.stride
         return np.stack([begins, begins + self.length], axis=1)
 
-    def overlaps(self, other: "MemAccess") -> bool:
-        """True if any byte is touched by both accesses."""
-        if self.buffer_id != other.buffer_id or self.count == 0 or other.count == 0:
+    def overlaps(self, other: "MemAccess", *, any_buffer: bool = False) -> bool:
+        """True if any byte is touched by both accesses (``any_buffer``: compare the byte ranges of two accesses
+        whatever buffers they name, e.g. one core's L0C named by events captured on another core)."""
+        if (self.buffer_id != other.buffer_id and not any_buffer) or self.count == 0 or other.count == 0:
             return False
         if self.end <= other.start or other.end <= self.start:
             return False
@@ -254,10 +255,11 @@ class Observer:
     of a repeated piece of a core's program (:class:`ObserverBus`'s ``capture_begin`` / ``capture_end`` /
     ``replay``): ``template_begin(core)``, ``template_end(core, key[, gm]) -> bool`` (whether it could keep the
     events published for ``core`` since ``template_begin`` as the template ``key``; ``gm``, passed only when the
-    publisher names them, the GM regions the events access) and ``template_replay(core, key, seqs, memories,
-    times[, gm])`` (those events again, ``times`` times, with the flag sequence numbers ``seqs``, on ``core``,
-    which may be another core of the launch than the one the template was captured on: ``memories`` are then
-    ``core``'s on-chip memories by name, for the accesses the events make; ``gm`` this repeat's GM regions). Such
+    publisher names them, the GM regions the events access) and ``template_replay(core, key, seqs, times[, gm])``
+    (those events again, ``times`` times, with the flag sequence numbers ``seqs``, on ``core``, which may be
+    another core of the launch than the one the template was captured on: the events' on-chip accesses then name
+    the capturing core's memories, which stand for ``core``'s own at the same offsets; ``gm`` this repeat's GM
+    regions). Such
     an observer may also define ``template_flag(core, event, seq, is_set)``: when every observer of flags does,
     a ``SetFlag`` (``seq`` its sequence number) or ``WaitFlag`` (``seq`` the number of the set it consumed) of a
     core reaches it as that call instead of a :class:`SetFlagEvent` / :class:`WaitFlagEvent`
@@ -361,18 +363,18 @@ class ObserverBus:
             ok = (obs.template_end(core, key, gm) if gm is not None else obs.template_end(core, key)) and ok
         return ok
 
-    def replay(self, core: CoreId, key, seqs: list[int], memories=None, times: int = 1, gm=None) -> None:
+    def replay(self, core: CoreId, key, seqs: list[int], times: int = 1, gm=None) -> None:
         """The events of the template ``key`` again on ``core``, with the flag sequence numbers ``seqs``. A template
-        captured on another core of the launch names that core's on-chip memories in its unit-flag instructions'
-        accesses: ``memories`` gives ``core``'s own, by name (``{"L0C": arena, ...}``, each with ``label`` and
-        ``id``), to put in their place. ``times``: that many repeats back to back (a template without flags or GM
-        accesses). ``gm``: for a template captured with GM regions, this repeat's regions, in the capture's order
-        (each access lies as far past its region's start as it did at the capture)."""
+        captured on another core of the launch keeps that core's on-chip memories in its unit-flag instructions'
+        accesses: they stand for ``core``'s own at the same offsets (every core's arenas have the launch arch's
+        sizes). ``times``: that many repeats back to back (a template without flags or GM accesses). ``gm``: for a
+        template captured with GM regions, this repeat's regions, in the capture's order (each access lies as far
+        past its region's start as it did at the capture)."""
         for obs in self._takers:
             if gm is None:
-                obs.template_replay(core, key, seqs, memories, times)
+                obs.template_replay(core, key, seqs, times)
             else:
-                obs.template_replay(core, key, seqs, memories, times, gm)
+                obs.template_replay(core, key, seqs, times, gm)
 
     def launch_start(self, info: LaunchInfo) -> None:
         for obs in self._observers:

@@ -103,7 +103,10 @@ def _l0c(accesses) -> tuple[MemAccess, ...]:
 
 
 def _overlapping(entries, accesses) -> list:
-    return [tok for accs, tok in entries if any(a.overlaps(b) for a in accs for b in accesses)]
+    """The tokens of ``entries`` (one core's unit-flag publications) whose L0C accesses overlap ``accesses``. A core
+    has one L0C, so byte ranges decide: an event replayed from a template another core captured names that core's
+    L0C (``ObserverBus.replay``)."""
+    return [tok for accs, tok in entries if any(a.overlaps(b, any_buffer=True) for a in accs for b in accesses)]
 
 
 def _replace(entries: list, accesses: tuple, token) -> None:
@@ -114,7 +117,8 @@ def _replace(entries: list, accesses: tuple, token) -> None:
 
 
 def _inside(a: MemAccess, b: MemAccess) -> bool:
-    return a.buffer_id == b.buffer_id and b.start <= a.start and a.end <= b.end and (b.count == 1 or b.length >= b.stride)
+    """Whether ``b`` covers every byte of ``a`` (two L0C accesses of one core, see :func:`_overlapping`)."""
+    return b.start <= a.start and a.end <= b.end and (b.count == 1 or b.length >= b.stride)
 
 
 class PipeOrder(Observer):
@@ -204,7 +208,11 @@ class PipeOrder(Observer):
         self._route = {}
 
     def _on_instruction(self, e: InstructionEvent) -> None:
-        st = self._by_id.get(id(e.core)) or self.orders[e.core]
+        self._instruction_at(self._by_id.get(id(e.core)) or self.orders[e.core], e)
+
+    def _instruction_at(self, st: CoreOrder, e: InstructionEvent) -> None:
+        """:meth:`_on_instruction` of ``e`` on the core of ``st`` (the core whose queue holds a replayed template's
+        event, which names the capturing core)."""
         pipe = e.pipe
         if pipe is not Pipe.S:
             self.dispatch(st, pipe)

@@ -124,8 +124,8 @@ def test_no_instruction_starts_before_one_it_depends_on_finished(name):
 class _NoUnitFlag(CostModel):
     """The cost model as it was before the unit flag was in the pipe model: unitFlag ignored."""
 
-    def _on_instruction(self, e):
-        super()._on_instruction(dataclasses.replace(e, unit_flag=0) if e.unit_flag else e)
+    def _instruction_at(self, st, e):
+        super()._instruction_at(st, dataclasses.replace(e, unit_flag=0) if e.unit_flag else e)
 
 
 @pytest.mark.parametrize("name", ["00_basic_matmul", "09_splitk_matmul", "20_matmul_bias", "26_matmul_relu",

@@ -64,12 +64,12 @@ class _EveryEvent(Observer):
     interests = None
 
 
-def test_a_template_captured_on_one_core_replays_on_the_others_with_their_own_memories(loops):
+def test_a_template_captured_on_one_core_replays_on_the_others(loops):
     # example 00 timing-only (fp16 tiles replay in timing-only runs; its Mmads have unit flags, so a template's
-    # Mmads name the L0A, L0B and L0C of the core that captured it) at CATLASS's tuner case: 16 blocks of 8 K tiles
-    # on 16 of the 24 cores. Alone, the cost model takes the tiles as templates, captured on one core and
-    # replayed on every other; beside an observer of every event, every core publishes every instruction. The
-    # two predictions must be the same numbers.
+    # Mmads name the L0C of the core that captured it, which stands for the replaying core's own) at CATLASS's
+    # tuner case: 16 blocks of 8 K tiles on 16 of the 24 cores. Alone, the cost model takes the tiles as
+    # templates, captured on one core and replayed on every other; beside an observer of every event, every core
+    # publishes every instruction. The two predictions must be the same numbers.
     example = load_script("00_basic_matmul")
     config = parse_settings(example.assemble, {"l1_tile": "64x128x128", "l0_tile": "64x128x64", "swizzle": "3,1"},
                             example_arch(example))

@@ -110,7 +110,7 @@ class BlockMmadInstance(CloseOnExit):
                      unit_flag and last_k_tile, self.l0a[self.l0a_list_id].byte_offset,
                      self.l0b[self.l0b_list_id].byte_offset, l1a.byte_offset, l1b.byte_offset)
             if proof in proven:
-                self._replay_l1_tile(lid, k_loops, m_round, fused, first_k_tile, m_actual, proof, l0c)
+                self._replay_l1_tile(lid, k_loops, m_round, fused, first_k_tile, m_actual, proof)
                 return
             capture = bus.templates
             if capture:
@@ -167,7 +167,7 @@ class BlockMmadInstance(CloseOnExit):
             self._proven_l1_tiles.add(proof)
 
     def _replay_l1_tile(self, lid: int, k_loops: int, m_round: int, fused, first_k_tile: bool,
-                        m_actual: int | None, proof, l0c) -> None:
+                        m_actual: int | None, proof) -> None:
         """:meth:`mmad_l1_tile` of a fused L1 tile (one L0 M part and one N part, see :meth:`_fused_product`), or
         of such a tile of any dtype in a timing-only run, whose geometry has already run through the full loop (the
         ``proof`` key; on this or another core of the launch, :meth:`_proof_set`), when nobody observes
@@ -209,11 +209,7 @@ class BlockMmadInstance(CloseOnExit):
             set_(m_mte1, self.l0a_event[a_id])
             self.l0a_list_id = (a_id + 1) % self.l0a_stages
         if seqs is not None:
-            memories = self._memories
-            if memories is None or memories.get("L0C") is not l0c.arena:
-                memories = self._memories = {a.name: a for a in (
-                    self.l1a[lid].arena, self.l1b[lid].arena, self.l0a[0].arena, self.l0b[0].arena, l0c.arena)}
-            bus.replay(ctx.core, proof, seqs, memories)
+            bus.replay(ctx.core, proof, seqs)
 
     def _fused_product(self, l1a, l1b, k_actual, m_round, n_round, l0c, m_loops, n_loops, k_loops, m_actual):
         """The plan of :meth:`TileMmad.l1_product` when the L1 tile's data work can be one product: exact integer
@@ -237,7 +233,7 @@ class BlockMmadInstance(CloseOnExit):
         instead of the arenas: every core's arenas have the launch arch's sizes, so a geometry one core ran
         without error passes the same checks on another (what the replay repeats, the flags, is checked on
         every core). Beside templates the proof key is also the template's: a core replays a template another
-        core captured, with its own memories (:meth:`ObserverBus.replay`)."""
+        core captured, whose on-chip accesses stand for its own at the same offsets (:meth:`ObserverBus.replay`)."""
         return self.ctx.launch_shared(("proven L1 tiles", type(self)), self.spec, set)
 
     def _plain_tile(self, m_loops: int, n_loops: int, k_loops: int) -> bool:
@@ -257,7 +253,6 @@ class BlockMmadInstance(CloseOnExit):
 
     _valid_m: int | None = None  # rows of the current L0 M part that are stored (see mmad_l1_tile's m_actual)
     _proven_l1_tiles: set | None = None  # proof keys of the L1 tiles run through the full loop (_proof_set)
-    _memories: dict | None = None  # this core's L1, L0A, L0B and L0C by name (for templates captured elsewhere)
 
     def mmad(self, l0c_tile, l0a, l0b, m_part: int, n_part: int, k_part: int, init_c: bool, unit_flag: int) -> None:
         """Hook of :meth:`mmad_l1_tile`: one ``TileMmad`` (the bias block starts the accumulator from BT)."""
