@@ -88,7 +88,9 @@ class CopyGmToL1:
             plan = ctx.tile_cache.get(replay)
             if plan is not None and plan[4] < src.size:
                 lv, shape, strides, dtype, _, event = plan
-                np.copyto(lv, np.ndarray(shape, dtype, buffer=src.buffer.raw, offset=src.byte_offset, strides=strides))
+                if lv is not None:  # (None: a timing-only core's plan, checks and event only)
+                    np.copyto(lv, np.ndarray(shape, dtype, buffer=src.buffer.raw, offset=src.byte_offset,
+                                             strides=strides))
                 if ctx.bus.instructions:
                     read_layout, read_rows, read_cols, nbytes, writes, info = event
                     ctx.emit(Pipe.MTE2, self.op_name, nbytes=nbytes,
@@ -125,6 +127,15 @@ class CopyGmToL1:
                 local_write(dst, layout_l1, data, what)
             else:  # timing-only: the same checks, no bytes
                 local_check(dst, layout_l1, *shape, what, write=True)
+                if replay is not None and read == (layout_src, rows, cols) and self._whole_chunks(layout_src, rows,
+                                                                                                   cols):
+                    # a plain DMA's checks beside the GM bound and its event depend on the geometry alone: the
+                    # path above repeats them from here (its bound: the largest GM offset the region reads)
+                    itemsize = 1 if src.dtype.packed else src.dtype.numpy.itemsize
+                    event = (layout_src, rows, cols, self.gm_type.element.nbytes(rows * cols),
+                             region_access(dst, layout_l1, *shape), {"rows": rows, "cols": cols, "dmas": dmas})
+                    ctx.tile_cache[replay] = (None, None, None, None, _max_offset(layout_src, rows, cols, itemsize),
+                                              event)
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
             read_layout, read_rows, read_cols = read
