@@ -341,6 +341,34 @@ class CoreContext:
 
         return set_seq, wait_seq
 
+    def replay_flags(self, ops, seqs: list[int] | None = None) -> bool:
+        """The ``(is_set, event, event_id)`` flag operations ``ops`` in order, as :meth:`unobserved_flag_ops`'s pair
+        does them one call at a time (same queues, sequence numbers, ``seqs`` and missing-set error); False, doing
+        nothing, where that returns None (a sync-site editor, or sync observers and no ``seqs``)."""
+        if self._editor is not None or (seqs is None and self.bus.sync):
+            return False
+        events, bus = self._events, self.bus
+        record = seqs.append if seqs is not None else None
+        for is_set, event, event_id in ops:
+            key = (event, event_id)
+            q = events.get(key)
+            if is_set:
+                bus._seq = seq = bus._seq + 1
+                if q is None:
+                    q = events[key] = deque()
+                q.append(seq)
+                if record is not None:
+                    record(seq)
+            elif q:
+                source = q.popleft()
+                if record is not None:
+                    record(source)
+            elif seqs is None or self._check_flags:
+                self._wait_flag(event, event_id, None)  # raises the missing-set DeadlockError (or consumes nothing)
+            else:
+                record(0)  # consumes nothing, as wait_flag's event says (source 0)
+        return True
+
     def pipe_barrier(self, pipe: Pipe = Pipe.ALL) -> None:
         """``AscendC::PipeBarrier<pipe>()``: later instructions of ``pipe`` wait for earlier ones."""
         if not isinstance(pipe, Pipe):

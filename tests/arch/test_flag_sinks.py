@@ -1,5 +1,6 @@
 """Intra-core flags reach observers that take templates as calls (``ObserverBus.flag_sinks``) when every observer of
-flags can take them so, and as events otherwise: the same flags, in the same order, with the same numbers."""
+flags can take them so, and as events otherwise: the same flags, in the same order, with the same numbers; and a
+replay's flags done in one call (``CoreContext.replay_flags``) are those done one at a time."""
 
 from __future__ import annotations
 
@@ -57,3 +58,24 @@ def test_an_observer_of_flag_events_beside_it_turns_the_calls_off():
     calls, events = _Calls(), _Events()
     launch(_Kernel(), None, 1, arch=ATLAS_A2, observers=(calls, events))
     assert not calls.flags and len(events.flags) == 8  # no templates: the bus publishes events to both
+
+
+def test_replayed_flags_match_the_flags_one_at_a_time():
+    import pytest
+
+    from catlass_py.arch import standalone_core
+    from catlass_py.errors import DeadlockError
+
+    ops = ((True, HardEvent.MTE2_MTE1, 0), (True, HardEvent.MTE2_MTE1, 0), (False, HardEvent.MTE2_MTE1, 0),
+           (True, HardEvent.M_MTE1, 3), (False, HardEvent.M_MTE1, 3), (False, HardEvent.MTE2_MTE1, 0))
+    one, batch = standalone_core(core_type="AIC"), standalone_core(core_type="AIC")
+    set_, wait = one.unobserved_flag_ops(seqs := [])
+    for is_set, event, event_id in ops:
+        (set_ if is_set else wait)(event, event_id)
+    replayed: list = []
+    assert batch.replay_flags(ops, replayed)
+    assert [s - batch.bus._seq for s in replayed] == [s - one.bus._seq for s in seqs]  # same numbering
+    assert replayed[2] == replayed[0] and replayed[5] == replayed[1]  # each wait consumed the oldest set
+    assert {k: len(q) for k, q in batch._events.items()} == {k: len(q) for k, q in one._events.items()}
+    with pytest.raises(DeadlockError, match="has no earlier SetFlag"):
+        batch.replay_flags(((False, HardEvent.MTE1_M, 1),), [])

@@ -181,35 +181,47 @@ class BlockMmadInstance(CloseOnExit):
         ctx = self.ctx
         bus = ctx.bus
         seqs: list[int] | None = [] if bus.templates else None
-        quick = ctx.unobserved_flag_ops(seqs)
-        set_, wait = quick if quick is not None else (ctx.set_flag, ctx.wait_flag)
-        m_mte1, mte2_mte1, mte1_mte2, mte1_m = HardEvent.M_MTE1, HardEvent.MTE2_MTE1, HardEvent.MTE1_MTE2, HardEvent.MTE1_M
-        ev_l1a, ev_l1b = self.l1a_event[lid], self.l1b_event[lid]
+        key = ("L1 tile flags", proof)  # the flags depend on what the proof key holds (stage, list ids, K parts)
+        ops = ctx.tile_cache.get(key)
+        if ops is None:
+            ops = ctx.tile_cache[key] = self._l1_tile_flags(lid, k_loops)
+        if not ctx.replay_flags(ops, seqs):  # an observer of flags events: each flag as the full loop issues it
+            for is_set, event, event_id in ops:
+                (ctx.set_flag if is_set else ctx.wait_flag)(event, event_id)
+        self.l0a_list_id = (self.l0a_list_id + k_loops) % self.l0a_stages
+        self.l0b_list_id = (self.l0b_list_id + k_loops) % self.l0b_stages
         self._valid_m = None if m_actual is None else min(m_round, max(0, m_actual))
-        last = k_loops - 1
-        for ki in range(k_loops):
-            a_id = self.l0a_list_id
-            wait(m_mte1, self.l0a_event[a_id])
-            if ki == 0:
-                wait(mte2_mte1, ev_l1a)
-            if ki == last:
-                set_(mte1_mte2, ev_l1a)
-            b_id = self.l0b_list_id
-            wait(m_mte1, self.l0b_event[b_id])
-            if ki == 0:
-                wait(mte2_mte1, ev_l1b)
-            if ki == last:
-                set_(mte1_mte2, ev_l1b)
-            set_(mte1_m, 0)
-            wait(mte1_m, 0)
-            if ki == last and fused is not None:
-                TileMmad._run(fused, first_k_tile)
-            set_(m_mte1, self.l0b_event[b_id])
-            self.l0b_list_id = (b_id + 1) % self.l0b_stages
-            set_(m_mte1, self.l0a_event[a_id])
-            self.l0a_list_id = (a_id + 1) % self.l0a_stages
+        if fused is not None:  # (after every wait of the tile, as in the loop: the last Mmad computes it)
+            TileMmad._run(fused, first_k_tile)
         if seqs is not None:
             bus.replay(ctx.core, proof, seqs)
+
+    def _l1_tile_flags(self, lid: int, k_loops: int) -> tuple:
+        """The ``(is_set, event, event_id)`` flags of :meth:`mmad_l1_tile`'s loop over one L1 tile of ``k_loops`` K
+        parts (one M and N part), in its order, from the current L0A/L0B list ids: per K part the L0A stage's
+        M_MTE1 wait (and the L1 stage's MTE2_MTE1 on the first part, its MTE1_MTE2 set on the last), the same for
+        L0B, the MTE1_M set and wait around the Mmad, then the L0B and L0A stages' M_MTE1 sets."""
+        m_mte1, mte2_mte1, mte1_mte2, mte1_m = HardEvent.M_MTE1, HardEvent.MTE2_MTE1, HardEvent.MTE1_MTE2, HardEvent.MTE1_M
+        ev_l1a, ev_l1b = self.l1a_event[lid], self.l1b_event[lid]
+        a_id, b_id = self.l0a_list_id, self.l0b_list_id
+        ops = []
+        last = k_loops - 1
+        for ki in range(k_loops):
+            ops.append((False, m_mte1, self.l0a_event[a_id]))
+            if ki == 0:
+                ops.append((False, mte2_mte1, ev_l1a))
+            if ki == last:
+                ops.append((True, mte1_mte2, ev_l1a))
+            ops.append((False, m_mte1, self.l0b_event[b_id]))
+            if ki == 0:
+                ops.append((False, mte2_mte1, ev_l1b))
+            if ki == last:
+                ops.append((True, mte1_mte2, ev_l1b))
+            ops += [(True, mte1_m, 0), (False, mte1_m, 0), (True, m_mte1, self.l0b_event[b_id]),
+                    (True, m_mte1, self.l0a_event[a_id])]
+            a_id = (a_id + 1) % self.l0a_stages
+            b_id = (b_id + 1) % self.l0b_stages
+        return tuple(ops)
 
     def _fused_product(self, l1a, l1b, k_actual, m_round, n_round, l0c, m_loops, n_loops, k_loops, m_actual):
         """The plan of :meth:`TileMmad.l1_product` when the L1 tile's data work can be one product: exact integer
