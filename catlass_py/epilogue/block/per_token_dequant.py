@@ -19,6 +19,7 @@ The two vector cores of an AI core take alternate tiles of every block (sub-bloc
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -297,9 +298,9 @@ class _PerTokenDequantBlock(CloseOnExit):
         # and each repeat replays it with its own flag sequence numbers and GM regions.
         bus = ctx.bus
         seqs: list[int] | None = [] if bus.templates else None
-        replay_flags = (ctx.unobserved_flag_ops(seqs) if loops > sub and ctx.numerics
-                        and (seqs is not None or not bus.instructions) else None)
-        replays = self._replays if replay_flags is not None else None
+        can_replay = (loops > sub and ctx.numerics and (seqs is not None or not bus.instructions)
+                      and ctx.replay_flags((), seqs))  # (no flags: whether the core can repeat them)
+        replays = self._replays if can_replay else None
         proven = self._proven() if replays is not None else None
         if replays is not None:  # what a tile's geometry key takes from the block and the group's params
             block_key = (id(proven), layout_block_c.__class__, layout_block_c._geom, p.layout_scale.__class__,
@@ -328,7 +329,7 @@ class _PerTokenDequantBlock(CloseOnExit):
                             gm_y, p.layout_per_token_scale.get_tile_layout(tshape.row),
                             gm_d, p.layout_d.get_tile_layout(*tshape))
                 if replay is not None and replay.run(gm_c, gm_x, gm_y, gm_d):
-                    _tile_flags(*replay_flags, s)
+                    ctx.replay_flags(_tile_flags(s), seqs)
                     if seqs is not None:
                         bus.replay(ctx.core, key, seqs, gm=_regions(gm_c, gm_x, gm_y, gm_d))
                         seqs.clear()
@@ -408,22 +409,22 @@ def _regions(*tensors: GlobalTensor) -> tuple[tuple[int, int], ...]:
     return tuple((t.buffer.id, t.byte_offset) for t in tensors)
 
 
-def _tile_flags(set_flag, wait_flag, s: int) -> None:
-    """The intra-core flags of one tile of UB stage ``s``, in the order :meth:`_PerTokenDequantBlock.__call__`
-    issues them around its ops (the same for both scale specialisations): the three GM -> UB loads, the three
-    vector steps that free their buffers, the cast into ``ub_d`` and the store."""
+@functools.lru_cache(maxsize=None)
+def _tile_flags(s: int) -> tuple:
+    """The intra-core flags of one tile of UB stage ``s`` as ``(is_set, event, event_id)``, in the order
+    :meth:`_PerTokenDequantBlock.__call__` issues them around its ops (the same for both scale specialisations): the
+    three GM -> UB loads, the three vector steps that free their buffers, the cast into ``ub_d`` and the store
+    (:meth:`CoreContext.replay_flags`)."""
     v_mte2, mte2_v = HardEvent.V_MTE2, HardEvent.MTE2_V
     a = 3 * s
+    ops = []
     for i in (a, a + 1, a + 2):
-        wait_flag(v_mte2, i)
-        set_flag(mte2_v, i)
+        ops += [(False, v_mte2, i), (True, mte2_v, i)]
     for i in (a, a + 1, a + 2):
-        wait_flag(mte2_v, i)
-        set_flag(v_mte2, i)
-    wait_flag(HardEvent.MTE3_V, s)
-    set_flag(HardEvent.V_MTE3, s)
-    wait_flag(HardEvent.V_MTE3, s)
-    set_flag(HardEvent.MTE3_V, s)
+        ops += [(False, mte2_v, i), (True, v_mte2, i)]
+    ops += [(False, HardEvent.MTE3_V, s), (True, HardEvent.V_MTE3, s), (False, HardEvent.V_MTE3, s),
+            (True, HardEvent.MTE3_V, s)]
+    return tuple(ops)
 
 
 class _TileReplay:
