@@ -259,10 +259,9 @@ class Observer:
     (those events again, ``times`` times, with the flag sequence numbers ``seqs``, on ``core``, which may be
     another core of the launch than the one the template was captured on: the events' on-chip accesses then name
     the capturing core's memories, which stand for ``core``'s own at the same offsets; ``gm`` this repeat's GM
-    regions). Such
-    an observer may also define ``template_flag(core, event, seq, is_set)``: when every observer of flags does,
-    a ``SetFlag`` (``seq`` its sequence number) or ``WaitFlag`` (``seq`` the number of the set it consumed) of a
-    core reaches it as that call instead of a :class:`SetFlagEvent` / :class:`WaitFlagEvent`
+    regions). Such an observer may also define ``template_flag(core, event, seq, is_set)``: when every observer of
+    flags does, a ``SetFlag`` (``seq`` its sequence number) or ``WaitFlag`` (``seq`` the number of the set it
+    consumed) of a core reaches it as that call instead of a :class:`SetFlagEvent` / :class:`WaitFlagEvent`
     (``ObserverBus.flag_sinks``)."""
 
     def on_launch_start(self, launch_info: "LaunchInfo") -> None:
@@ -325,8 +324,9 @@ class ObserverBus:
         self.templates = bool(takers) and all(getattr(obs, "accepts_templates", False) for obs in takers)
         self._takers = tuple(takers) if self.templates else ()
         # an intra-core flag as a call instead of an event, when every observer of flags takes templates and flags
-        sinks = tuple(getattr(obs, "template_flag", None) for obs in self._takers) if self.sync else ()
-        self.flag_sinks = sinks if all(sinks) else ()
+        sinks = tuple(getattr(obs, "template_flag", None) for obs in self._takers
+                      if (kinds := getattr(obs, "interests", None)) is None or SYNC in kinds)
+        self.flag_sinks = sinks if sinks and all(sinks) else ()
         self.local_accesses = self.instructions and not self.templates
         self._seq = 0
         # each event class to the observers interested in its kind (other classes go to every observer)
