@@ -296,55 +296,39 @@ class CoreContext:
         if site is not None:
             self._editor.wait_consumed((source,), site, event.dst)
 
-    def unobserved_flag_ops(self, seqs: list[int] | None = None):
+    def unobserved_flag_ops(self):
         """``(set_flag, wait_flag)`` doing what :meth:`set_flag` / :meth:`wait_flag` do on a core without a
-        sync-site editor, without publishing events (None on a core with an editor): the same queues, sequence
-        numbers and missing-set error, minus the checks of the event and id - for a caller replaying (event,
-        id) pairs that went through :meth:`set_flag` / :meth:`wait_flag` before. Without ``seqs`` only when
-        nobody observes sync events (None otherwise); with ``seqs`` (a replay of a template, see
-        :class:`~catlass_py.arch.events.ObserverBus`) each set appends its sequence number to it and each wait
-        the number of the set it consumed."""
-        if self._editor is not None or (seqs is None and self.bus.sync):
+        sync-site editor when nobody observes sync events (None otherwise): the same queues, sequence numbers and
+        missing-set error, minus the checks of the event and id - for a caller issuing (event, id) pairs that went
+        through :meth:`set_flag` / :meth:`wait_flag` before. :meth:`replay_flags` does a list of them in one call."""
+        if self._editor is not None or self.bus.sync:
             return None
         events, bus, wait_flag = self._events, self.bus, self._wait_flag
 
-        def set_(event: HardEvent, event_id: int) -> int:
+        def set_(event: HardEvent, event_id: int) -> None:
             bus._seq = seq = bus._seq + 1
             q = events.get((event, event_id))
             if q is None:
                 q = events[(event, event_id)] = deque()
             q.append(seq)
-            return seq
 
-        if seqs is None:
-            def wait(event: HardEvent, event_id: int) -> None:
-                q = events.get((event, event_id))
-                if q:
-                    q.popleft()
-                else:
-                    wait_flag(event, event_id, None)  # raises the missing-set DeadlockError (or consumes nothing)
-
-            return set_, wait
-        record = seqs.append
-
-        def set_seq(event: HardEvent, event_id: int) -> None:
-            record(set_(event, event_id))
-
-        def wait_seq(event: HardEvent, event_id: int) -> None:
+        def wait(event: HardEvent, event_id: int) -> None:
             q = events.get((event, event_id))
             if q:
-                record(q.popleft())
-            elif self._check_flags:
-                wait_flag(event, event_id, None)  # raises the missing-set DeadlockError
+                q.popleft()
             else:
-                record(0)  # consumes nothing, as wait_flag's event says (source 0)
+                wait_flag(event, event_id, None)  # raises the missing-set DeadlockError (or consumes nothing)
 
-        return set_seq, wait_seq
+        return set_, wait
 
     def replay_flags(self, ops, seqs: list[int] | None = None) -> bool:
-        """The ``(is_set, event, event_id)`` flag operations ``ops`` in order, as :meth:`unobserved_flag_ops`'s pair
-        does them one call at a time (same queues, sequence numbers, ``seqs`` and missing-set error); False, doing
-        nothing, where that returns None (a sync-site editor, or sync observers and no ``seqs``)."""
+        """The ``(is_set, event, event_id)`` flag operations ``ops`` in order, doing what :meth:`set_flag` /
+        :meth:`wait_flag` do on a core without a sync-site editor, without publishing events (the same queues,
+        sequence numbers and missing-set error, minus the checks of the event and id): for a caller repeating flags
+        that went through them before. With ``seqs`` (a replay of a template, see
+        :class:`~catlass_py.arch.events.ObserverBus`) each set appends its sequence number to it and each wait the
+        number of the set it consumed. False, doing nothing, on a core with an editor, or when someone observes
+        sync events and there is no ``seqs``."""
         if self._editor is not None or (seqs is None and self.bus.sync):
             return False
         events, bus = self._events, self.bus
