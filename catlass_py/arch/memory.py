@@ -63,7 +63,7 @@ class GlobalBuffer:
     """
 
     __slots__ = ("name", "_raw", "_nbytes", "_fill", "read_only", "id", "_host", "_views", "_scalars", "stored_layout",
-                 "__weakref__")
+                 "stored_shape", "__weakref__")
 
     def __init__(self, name: str, raw: np.ndarray | None, read_only: bool = False, host: np.ndarray | None = None,
                  *, nbytes: int | None = None, fill: int | None = None):
@@ -79,6 +79,7 @@ class GlobalBuffer:
         self._views: dict = {}  # numpy dtype -> the whole buffer as that dtype (GlobalTensor.view)
         self._scalars: dict = {}  # (byte offset, bits, index) -> MemAccess of one element (GlobalTensor.scalar_access)
         self.stored_layout: str | None = None  # the layout a host matrix was stored in, when its maker says so
+        self.stored_shape: tuple | None = None  # that matrix's (rows, cols) (the last two axes of a batch)
 
     @classmethod
     def from_array(cls, array: np.ndarray, name: str, *, read_only: bool = False) -> "GlobalBuffer":

@@ -88,24 +88,35 @@ def _storage_name(layout) -> str:
 
 
 def _check_storage(kernel, args) -> None:
-    """An input whose buffer records the layout its data was stored in (``catlass_py.ops.operator.gm_input`` with
-    ``layout=``) that differs from the layout the kernel reads that operand in (A and B: the inputs a kernel reads
-    through its BlockMmad): an :class:`ArgumentError` naming the field, instead of a launch that reads the bytes in
-    the other order and computes other values."""
+    """An input whose buffer records how its matrix was stored (``catlass_py.ops.operator.gm_input``) in another
+    layout than the kernel reads that operand in, or with another shape than the problem's (A and B: the inputs a
+    kernel reads through its BlockMmad; the shape when the Arguments hold a ``problem_shape``): an
+    :class:`ArgumentError` naming the field, instead of a launch that reads the bytes in another order and computes
+    other values."""
     storage = None
+    shape = getattr(args, "problem_shape", None)
     for op in ("a", "b"):
         value = getattr(args, f"ptr_{op}", None)
-        stored = getattr(getattr(value, "buffer", None), "stored_layout", None) if isinstance(value, GlobalTensor) \
-            else None
+        buffer = value.buffer if isinstance(value, GlobalTensor) else None
+        stored = getattr(buffer, "stored_layout", None)
         if stored is None:
             continue
         if storage is None:
             storage = operand_storage(kernel)
+        what = f"{type(args).__name__}.ptr_{op}"
         want = storage.get(op)
-        if want is not None and want[1] != _storage_name(stored):
+        if want is not None and want[1] != stored:
             raise ArgumentError(
-                f"{type(args).__name__}.ptr_{op}: its data was stored {stored} (gm_input(..., layout={stored})), but "
-                f"the kernel reads {op.upper()} as {want[1]} (its GemmType); store it with layout={want[1]}")
+                f"{what}: its {op.upper()} was stored {stored} (gm_input(..., layout={stored})), but the kernel reads "
+                f"{op.upper()} as {want[1]} (as it was assembled); store the logical matrix with layout={want[1]}")
+        dims = (("m", "k") if op == "a" else ("k", "n"))
+        if all(hasattr(shape, d) for d in dims) and buffer.stored_shape is not None:
+            expect = tuple(int(getattr(shape, d)) for d in dims)
+            if buffer.stored_shape != expect:
+                raise ArgumentError(
+                    f"{what}: its {op.upper()} is a {buffer.stored_shape[0]} x {buffer.stored_shape[1]} matrix, but "
+                    f"the problem's {op.upper()} is {dims[0]} x {dims[1]} = {expect[0]} x {expect[1]} (gm_input takes "
+                    f"the logical matrix and stores it in the layout it is given)")
 
 
 def _check_operands(args) -> None:

@@ -666,13 +666,22 @@ def stored_copy_bytes(x: np.ndarray, layout: type = RowMajor) -> int:
 
 def gm_input(name: str, x: np.ndarray, layout: type | None = None, dtype=None) -> GlobalTensor:
     """A read-only GM tensor holding the host array ``x`` stored in ``layout`` (RowMajor, ColumnMajor, zN or nZ;
-    :func:`as_stored`), typed ``dtype`` (default: the array's). The buffer remembers ``layout``, and
-    ``DeviceGemm.initialize`` refuses it as a kernel's A or B read in another layout. Without ``layout`` the
-    array's bytes are taken as they are (row-major, or already in storage order) and nothing is remembered."""
+    :func:`as_stored`), typed ``dtype`` (default: the array's). The buffer remembers ``layout`` and the matrix's
+    shape (its last two axes), and ``DeviceGemm.initialize`` refuses it as a kernel's A or B read in another
+    layout or of another shape. Without ``layout`` the array is stored in C order (row-major over its shape; an
+    array already in a layout's storage order, e.g. from :func:`as_stored`, keeps its bytes) and nothing is
+    remembered, unless that rearranged it: a non-C-contiguous ``x`` (a transposed or Fortran-ordered view) is then
+    remembered as stored RowMajor."""
+    if layout is not None and layout not in (RowMajor, ColumnMajor, zN, nZ):
+        raise ArgumentError(f"gm_input: layout must be RowMajor, ColumnMajor, zN or nZ (the layouts as_stored stores "
+                            f"a matrix in), got {layout!r}")
     stored = as_stored(x, RowMajor if layout is None else layout)
     buffer = GlobalBuffer.from_array(stored, name, read_only=True)
-    if layout is not None:
+    if layout is None and not is_virtual(x) and x.ndim >= 2 and not x.flags.c_contiguous:
+        layout = RowMajor  # rearranged into row-major: the bytes are now that, whatever the caller meant
+    if layout is not None and x.ndim >= 2:
         buffer.stored_layout = layout.__name__
+        buffer.stored_shape = tuple(int(v) for v in x.shape[-2:])
     return buffer.tensor(stored.dtype if dtype is None else dtype)
 
 

@@ -12,7 +12,7 @@ import pytest
 from catlass_py.errors import ArgumentError
 from catlass_py.gemm import GemmCoord
 from catlass_py.kernel import DeviceGemm
-from catlass_py.layout import ColumnMajor, RowMajor, nZ, zN
+from catlass_py.layout import ColumnMajor, PaddingColumnMajor, RowMajor, nZ, zN
 from catlass_py.ops.operator import as_stored, gm_input, gm_output
 
 basic = importlib.import_module("catlass_py.ops.basic_matmul")
@@ -44,9 +44,29 @@ def test_an_operand_stored_in_another_layout_than_the_kernel_reads_is_named(stor
     c = np.zeros((64, 80), np.float16)
     args = kernel.Arguments(GemmCoord(64, 80, 48), gm_input("a", a, RowMajor), gm_input("b", b, stored),
                             gm_output("c", c))
-    with pytest.raises(ArgumentError, match=rf"^BasicMatmulArguments\.ptr_b: its data was stored {stored.__name__} "
+    with pytest.raises(ArgumentError, match=rf"^BasicMatmulArguments\.ptr_b: its B was stored {stored.__name__} "
                                             r".*the kernel reads B as ColumnMajor .*layout=ColumnMajor$"):
         DeviceGemm(kernel).initialize(args)
+
+
+def test_a_rearranged_view_a_transposed_matrix_and_other_layouts_are_named():
+    kernel = basic.build_kernel(layout_b=ColumnMajor)
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((64, 48)).astype(np.float16), rng.standard_normal((48, 80)).astype(np.float16)
+    c = np.zeros((64, 80), np.float16)
+
+    def args(gm_b):
+        return kernel.Arguments(GemmCoord(64, 80, 48), gm_input("a", a), gm_b, gm_output("c", c))
+
+    # a Fortran-ordered B (column-major in memory) without layout: gm_input stores it row-major, and says so
+    with pytest.raises(ArgumentError, match=r"ptr_b: its B was stored RowMajor .*layout=ColumnMajor$"):
+        DeviceGemm(kernel).initialize(args(gm_input("b", np.asfortranarray(b))))
+    # B transposed (n x k) given as if it were B, in the right layout: the shape says it is not B
+    with pytest.raises(ArgumentError, match=r"ptr_b: its B is a 80 x 48 matrix, but the problem's B is k x n = 48 x 80"):
+        DeviceGemm(kernel).initialize(args(gm_input("b", np.ascontiguousarray(b.T), ColumnMajor)))
+    for layout in (PaddingColumnMajor, "ColumnMajor"):  # layouts gm_input does not store
+        with pytest.raises(ArgumentError, match=r"^gm_input: layout must be RowMajor, ColumnMajor, zN or nZ"):
+            gm_input("b", b, layout)
 
 
 @pytest.mark.parametrize("how", ["layout", "as stored", "unsaid"])
