@@ -182,8 +182,9 @@ def _show_policy(v) -> str:
 
 def _parse_tile_op(text: str, arch) -> type:
     cls = getattr(vector_elementwise, text.strip(), None)
-    if not (isinstance(cls, type) and cls.__name__.startswith("TileElemWise")):
-        names = sorted(n for n in vector_elementwise.__all__ if n.startswith("TileElemWise"))
+    base = vector_elementwise.TileElemWise
+    if not (isinstance(cls, type) and issubclass(cls, base) and cls is not base):
+        names = sorted(n for n in vector_elementwise.__all__ if n.startswith("TileElemWise") and n != base.__name__)
         raise ValueError(f"expected an element-wise tile op: {', '.join(names)}")
     return cls
 

@@ -140,10 +140,11 @@ def vector_axpy(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
 class TileElemWise:
     """Base of the element-wise epilogue tile ops (CATLASS ``Epilogue::Tile::TileElemWise*<ArchTag, ComputeType,
     COMPUTE_LENGTH>``): the assembly-time checks of the compute type (a vector dtype) and ``COMPUTE_LENGTH`` (a
-    positive int), and ``_check`` of the call's tensors against the compute type. A tile op of your own subclasses
-    it, names itself in ``op_name`` and writes ``__call__`` with the instructions of this module (``vector_add``,
-    ``vector_muls``, ``vector_exp`` ...), which declare what they read and write, over ``self.compute_length``
-    elements, with ``PipeBarrier<PIPE_V>`` between dependent steps (as :class:`TileElemWiseSilu` does)."""
+    positive int), and :meth:`check` of a call's tensors against the compute type. A tile op of your own
+    subclasses it, names itself in ``op_name`` and writes ``__call__``: ``self.check(...)`` of its tensors, then the
+    instructions of this module (``vector_add``, ``vector_muls``, ``vector_exp`` ...), which declare what they read
+    and write, over ``self.compute_length`` elements, with ``PipeBarrier<PIPE_V>`` (``tensor.ctx.pipe_barrier(
+    Pipe.V)``, the core of any of its UB tensors) between dependent steps, as :class:`TileElemWiseSilu` does."""
 
     op_name = "TileElemWise"
 
@@ -157,7 +158,8 @@ class TileElemWise:
             raise ConfigError(f"{self.op_name}: COMPUTE_LENGTH must be a positive int, got {compute_length!r}")
         self.compute_length = int(compute_length)
 
-    def _check(self, *tensors: LocalTensor) -> None:
+    def check(self, *tensors: LocalTensor) -> None:
+        """Refuse a call's tensor of another dtype than the compute type (a ``ConfigError`` naming the op)."""
         for t in tensors:
             if t.dtype != self.element:
                 raise ConfigError(f"{self.op_name}: assembled for {self.element}, called with a {t.dtype} tensor")
@@ -173,7 +175,7 @@ class TileElemWiseAdd(TileElemWise):
     op_name = "TileElemWiseAdd"
 
     def __call__(self, ub_out: LocalTensor, ub_in0: LocalTensor, ub_in1: LocalTensor) -> None:
-        self._check(ub_out, ub_in0, ub_in1)
+        self.check(ub_out, ub_in0, ub_in1)
         vector_add(ub_out, ub_in0, ub_in1, self.compute_length)
 
 
@@ -184,7 +186,7 @@ class TileElemWiseMul(TileElemWise):
     op_name = "TileElemWiseMul"
 
     def __call__(self, ub_out: LocalTensor, ub_in0: LocalTensor, ub_in1: LocalTensor) -> None:
-        self._check(ub_out, ub_in0, ub_in1)
+        self.check(ub_out, ub_in0, ub_in1)
         vector_mul(ub_out, ub_in0, ub_in1, self.compute_length)
 
 
@@ -221,7 +223,7 @@ class TileElemWiseGelu(TileElemWise):
     TANH_APPROX_FACTOR = float(np.float32(1 / 0.044715))
 
     def __call__(self, dst: LocalTensor, src: LocalTensor) -> None:
-        self._check(dst, src)
+        self.check(dst, src)
         n = self.compute_length
         barrier = _compiler_barrier(dst)
         vector_mul(dst, src, src, n)
@@ -247,7 +249,7 @@ class TileElemWiseSilu(TileElemWise):
     op_name = "TileElemWiseSilu"
 
     def __call__(self, dst: LocalTensor, src: LocalTensor) -> None:
-        self._check(dst, src)
+        self.check(dst, src)
         n = self.compute_length
         barrier = _compiler_barrier(dst)
         vector_muls(dst, src, -1, n)

@@ -19,7 +19,7 @@ class TileElemWiseSquarePlusOne(TileElemWise):
     op_name = "TileElemWiseSquarePlusOne"
 
     def __call__(self, ub_out, ub_in):
-        self._check(ub_out, ub_in)
+        self.check(ub_out, ub_in)
         vector_mul(ub_out, ub_in, ub_in, self.compute_length)
         ub_out.ctx.pipe_barrier(Pipe.V)
         vector_adds(ub_out, ub_out, 1, self.compute_length)
@@ -51,7 +51,7 @@ class _NoBarrier(TileElemWiseSquarePlusOne):
     op_name = "TileElemWiseSquarePlusOneNoBarrier"
 
     def __call__(self, ub_out, ub_in):
-        self._check(ub_out, ub_in)
+        self.check(ub_out, ub_in)
         vector_mul(ub_out, ub_in, ub_in, self.compute_length)
         vector_adds(ub_out, ub_out, 1, self.compute_length)  # reads what the Mul wrote, no PipeBarrier<PIPE_V>
 
