@@ -237,10 +237,11 @@ class CostModel(PipeOrder):
         for c, st in self.orders.items():
             st.data = self._timing[c] = _CoreTiming(self._offset, PIPES)
         self._queues: dict[int, list] = {id(st.core): [] for st in self.orders.values()}  # by id of the CoreId
-        # key -> (records, positions of their flag sequence numbers, MACs, GM bytes read, the capturing core or
-        # None when no record names a core); (key, id of a core) -> that template's records rebased onto the core
+        # key -> (records, positions of their flag sequence numbers, MACs, GM bytes read, GM bytes written, the GM
+        # reads' (position, region, bytes past its start), the GM writes' (position, regions)): see template_end
         self._templates: dict = {}
-        self._captures: dict[int, tuple[int, int, int]] = {}  # id of a CoreId -> queue length, MACs, GM bytes read
+        # id of a CoreId -> queue length, MACs, GM bytes read and written when its capture began
+        self._captures: dict[int, tuple[int, int, int, int]] = {}
         self._side: list = []  # what the queued records need beside numbers (see on_event)
         self._last_core = self._last_queue = None
         if self.arch_override is not None:

@@ -186,6 +186,12 @@ def _check_for(t: LocalTensor, idx: np.ndarray) -> None:
     t.check(int(idx.max()) + 1 if idx.size else 0)
 
 
+def element_runs(idx: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Compress element offsets into ``(start, length, stride, count)`` runs (equal-length runs at a constant
+    stride form one entry): :func:`catlass_py.integers.offset_runs` as a list."""
+    return list(offset_runs(idx))
+
+
 @lru_cache(maxsize=16384)
 def _runs(key: tuple, builder) -> tuple:
     return offset_runs(builder(*key))
@@ -625,21 +631,22 @@ __all__ = [
     "brcb",
     "copy_ub_to_ub",
     "duplicate",
+    "element_runs",
     "get_value",
     "repeat_reduce_sum",
-    "vadd_count",
-    "vcast_count",
-    "vln",
-    "vln_count",
     "reset_vector_mask",
     "set_mask_count_prefix",
     "set_vector_mask",
     "vadd",
+    "vadd_count",
     "vadds",
     "vcast",
+    "vcast_count",
     "vdiv",
-    "vexp",
     "vector_mask",
+    "vexp",
+    "vln",
+    "vln_count",
     "vmax",
     "vmin",
     "vmul",

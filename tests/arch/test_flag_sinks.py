@@ -54,6 +54,15 @@ def test_flags_as_calls_match_the_events():
     assert [f[3] for f in calls.flags] == [True] * 3 + [False] * 3 + [True, False]
 
 
+def test_a_template_taker_without_template_flag_gets_events():
+    class _TakesTemplates(_Events):
+        accepts_templates = True
+
+    events = _TakesTemplates()
+    launch(_Kernel(), None, 1, arch=ATLAS_A2, observers=(events,))
+    assert len(events.flags) == 8
+
+
 def test_an_observer_of_flag_events_beside_it_turns_the_calls_off():
     calls, events = _Calls(), _Events()
     launch(_Kernel(), None, 1, arch=ATLAS_A2, observers=(calls, events))

@@ -182,7 +182,10 @@ def test_operand_checks(ub):
         V.vadd(a, a, buf.get_buffer_by_byte("float16", 1024, 64), 1)
 
 
-
+def test_element_runs():
+    assert V.element_runs(np.array([0, 1, 2, 8, 9, 10, 16, 17, 18])) == [(0, 3, 8, 3)]
+    assert V.element_runs(np.array([5, 4, 3])) == [(3, 3, 0, 1)]
+    assert V.element_runs(np.array([0, 2, 3])) == [(0, 1, 0, 1), (2, 2, 0, 1)]
 
 
 def test_gm_copies_and_nd2nz(ub):

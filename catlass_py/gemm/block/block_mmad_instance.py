@@ -171,10 +171,11 @@ class BlockMmadInstance(CloseOnExit):
         """:meth:`mmad_l1_tile` of a fused L1 tile (one L0 M part and one N part, see :meth:`_fused_product`), or
         of such a tile of any dtype in a timing-only run, whose geometry has already run through the full loop (the
         ``proof`` key; on this or another core of the launch, :meth:`_proof_set`), when nobody observes
-        instructions or every observer of instructions took
-        that run's events as a template (the cost model, :class:`~catlass_py.arch.events.ObserverBus`): the same
-        flags in the same order and the same product (none timing-only), without calling the L1 -> L0 loads and
-        Mmads; the observers get the template again with this run's flag sequence numbers. With ``data=False``,
+        instructions or every observer of instructions took that run's events as a template (the cost model,
+        :class:`~catlass_py.arch.events.ObserverBus`): the same flags in the same order (published one at a time
+        to an observer of flag events that takes no templates) and the same product (none timing-only), without
+        calling the L1 -> L0 loads and Mmads; the observers get the template again with this run's flag sequence
+        numbers. With ``data=False``,
         or timing-only, those calls only make checks and publish events that depend on the geometry alone (the
         L1 stage, the L0A/L0B stages from the current list ids, K, the rounded M and N, the accumulator and its
         layout: the proof key), and the full loop made them without error."""
