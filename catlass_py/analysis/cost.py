@@ -289,12 +289,7 @@ class CostModel(PipeOrder):
         * ``_BARRIER``: a ``PipeBarrier`` of one pipe;
         * ``_EVENT``: any other event, ``x`` -> the event (a core's start is dropped: the pipe model ignores
           it)."""
-        core = e.core
-        if core is not self._last_core:  # events come in runs of one core: skip hashing the CoreId
-            q = self._queue(core)
-            self._last_core, self._last_queue = core, q
-        else:
-            q = self._last_queue
+        q = self._core_queue(e.core)
         kind = e.__class__
         if kind is SetFlagEvent:
             q.extend((_SET, _SRC[e.event], e.seq, 0, self._keep(e) if self.record else -1))
@@ -325,6 +320,13 @@ class CostModel(PipeOrder):
     # -- tile templates (ObserverBus.capture_begin / capture_end / replay) --------------------------------------
     accepts_templates = True
 
+    def _core_queue(self, core: CoreId) -> list:
+        """:meth:`_queue` of ``core``, kept for the next call: events come in runs of one core, so this mostly skips
+        hashing the CoreId."""
+        if core is not self._last_core:
+            self._last_core, self._last_queue = core, self._queue(core)
+        return self._last_queue
+
     def _queue(self, core: CoreId) -> list:
         """``core``'s record queue (by the id of the launch's own CoreId; an equal CoreId that is not that object,
         as in a hand-built event, through the pipe model's orders)."""
@@ -335,11 +337,7 @@ class CostModel(PipeOrder):
         """A ``SetFlag`` (``seq`` its number) or ``WaitFlag`` (``seq`` the number of the set it consumed) of
         ``core``, queued as :meth:`on_event` queues its event (``ObserverBus.flag_sinks``; never with ``record``,
         whose trace names the flags' ids)."""
-        if core is not self._last_core:
-            q = self._queue(core)
-            self._last_core, self._last_queue = core, q
-        else:
-            q = self._last_queue
+        q = self._core_queue(core)
         if is_set:
             q.extend((_SET, _SRC[event], seq, 0, -1))
         else:
@@ -415,7 +413,7 @@ class CostModel(PipeOrder):
                     records[r + 1] = off + delta
                 for j, regions in writes:
                     records[j] = self._keep((tuple(gm[i][0] for i in regions), None))
-        self._queue(core).extend(records if times == 1 else records * times)
+        self._core_queue(core).extend(records if times == 1 else records * times)
         self._macs += macs * times
         self._gm_read += gm_read * times
         self._gm_write += gm_write * times

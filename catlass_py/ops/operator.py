@@ -386,10 +386,10 @@ class OpOptions:
     def device_arguments(self, what: str, kernel, arguments, *, inputs: dict, outputs: dict):
         """The kernel's Arguments over GM buffers, allocated only once they fit the memory budget.
 
-        ``inputs`` maps a name to an array (its bytes as they are), ``(array, layout)`` or ``(array, layout,
-        dtype)`` (a read-only GM tensor of the array stored in ``layout`` - RowMajor, ColumnMajor, or zN / nZ for a
-        2-D array -, :func:`gm_input`, whose layout ``DeviceGemm.initialize`` checks), ``outputs`` a name to ``(shape, numpy dtype)`` or
-        ``(shape, numpy dtype, initial)`` (a host array, zeroed or a copy of ``initial``, written in place,
+        ``inputs`` maps a name to an array (stored in C order), ``(array, layout)`` or ``(array, layout, dtype)``
+        (a read-only GM tensor of the array stored in ``layout`` - RowMajor, ColumnMajor, or zN / nZ for a 2-D
+        array -, :func:`gm_input`, which ``DeviceGemm.initialize`` checks), ``outputs`` a name to ``(shape, numpy
+        dtype)`` or ``(shape, numpy dtype, initial)`` (a host array, zeroed or a copy of ``initial``, written in place,
         :func:`gm_output`); ``arguments(gm)`` builds the Arguments from the
         dict of GM tensors by name. First the copies the inputs need (:func:`stored_copy_bytes`), the outputs
         and the core buffers are checked (:meth:`reserve`), then the workspace

@@ -240,7 +240,8 @@ def _strided(data: np.ndarray, start: int, top: int, form) -> np.ndarray | None:
     if start < 0 or start + top >= data.shape[0] or not data.flags.c_contiguous:
         return None
     size = data.itemsize
-    return np.ndarray(shape, data.dtype, buffer=data, offset=(start + first) * size, strides=[d * size for d in strides])
+    return np.ndarray(shape, data.dtype, buffer=data, offset=(start + first) * size,
+                      strides=[d * size for d in strides])
 
 
 def _check_extent(t: Tensor, extent: tuple, what: str) -> None:

@@ -176,24 +176,20 @@ class TileMmad:
         rows = m
         if valid_m is not None and 0 <= valid_m < m:
             rows = max(1, valid_m) if valid_m <= 16 else min(m, -(-valid_m // 16) * 16)
-        key = ("l1 product", id(self), l0c.arena.id, l0c.byte_offset, l0c.count, l1a.arena.id, l1a.byte_offset,
-               l1a.count, layout_l1a.__class__, layout_l1a._key(), l1b.arena.id, l1b.byte_offset, l1b.count,
-               layout_l1b.__class__, layout_l1b._key(), m, n, k)
-        plan = cache.get(key, _MISSING)
-        if plan is _MISSING:  # the plan of all m rows; fewer rows take its first rows (_first_rows)
-            layout_c = self._layouts(m, n, k)[2]
-            plan = cache[key] = self._fast_plan(l0c, l1a, l1b, m, n, k, layout_l1a, layout_l1b, layout_c, m)
-        if plan is None or rows == m:
-            return plan
-        part = _first_rows(plan, m, rows)
-        if part is None:  # rows that are not a prefix of the plan's views: a plan of their own
-            part_key = key + (rows,)
-            part = cache.get(part_key, _MISSING)
-            if part is _MISSING:
+        # the plan of all m rows, whose first rows serve fewer (_first_rows); else a plan of the rows' own
+        for count in (m, rows) if rows != m else (m,):
+            key = ("l1 product", id(self), l0c.arena.id, l0c.byte_offset, l0c.count, l1a.arena.id, l1a.byte_offset,
+                   l1a.count, layout_l1a.__class__, layout_l1a._key(), l1b.arena.id, l1b.byte_offset, l1b.count,
+                   layout_l1b.__class__, layout_l1b._key(), m, n, k, count)
+            plan = cache.get(key, _MISSING)
+            if plan is _MISSING:
                 layout_c = self._layouts(m, n, k)[2]
-                part = cache[part_key] = self._fast_plan(l0c, l1a, l1b, m, n, k, layout_l1a, layout_l1b, layout_c,
-                                                         rows)
-        return part
+                plan = cache[key] = self._fast_plan(l0c, l1a, l1b, m, n, k, layout_l1a, layout_l1b, layout_c, count)
+            if plan is not None and count != rows:
+                plan = _first_rows(plan, m, rows)
+            if plan is not None:
+                return plan
+        return None
 
     @staticmethod
     def _run(plan, init_c: bool) -> None:
