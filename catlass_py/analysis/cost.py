@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,7 +83,18 @@ from catlass_py.arch.events import (
     SetFlagEvent,
     WaitFlagEvent,
 )
-from catlass_py.arch.pipe_order import PIPE_INDEX, PIPES, CoreOrder, PipeOrder
+from catlass_py.analysis.cost_records import (
+    _BARRIER,
+    _EVENT,
+    _INSTR,
+    _MACRO,
+    _READ,
+    _SET,
+    _WAIT,
+    compilable,
+    compile_template,
+)
+from catlass_py.arch.pipe_order import PIPE_INDEX, PIPES, UNIT_FLAG_LAST, CoreOrder, PipeOrder, _l0c
 from catlass_py.arch.pipes import CoreType, HardEvent, Pipe
 from catlass_py.errors import KernelError
 
@@ -238,8 +250,10 @@ class CostModel(PipeOrder):
             st.data = self._timing[c] = _CoreTiming(self._offset, PIPES)
         self._queues: dict[int, list] = {id(st.core): [] for st in self.orders.values()}  # by id of the CoreId
         # key -> (records, positions of their flag sequence numbers, MACs, GM bytes read, GM bytes written, the GM
-        # reads' (position, region, bytes past its start), the GM writes' (position, regions)): see template_end
+        # reads' (position, region, bytes past its start), the GM writes' (position, regions), the index of its
+        # compiled function in _macros or -1): see template_end
         self._templates: dict = {}
+        self._macros: list = []  # the launch's compiled templates (cost_records.compile_template), by _MACRO index
         # id of a CoreId -> queue length, MACs, GM bytes read and written when its capture began
         self._captures: dict[int, tuple[int, int, int, int]] = {}
         self._side: list = []  # what the queued records need beside numbers (see on_event)
@@ -288,7 +302,9 @@ class CostModel(PipeOrder):
           -> the event if ``record``;
         * ``_BARRIER``: a ``PipeBarrier`` of one pipe;
         * ``_EVENT``: any other event, ``x`` -> the event (a core's start is dropped: the pipe model ignores
-          it)."""
+          it);
+        * ``_MACRO``: a replayed template compiled into one function (:mod:`~catlass_py.analysis.cost_records`),
+          ``a`` its index in ``_macros``, ``b`` the number of flag sequence numbers that follow the record."""
         q = self._core_queue(e.core)
         kind = e.__class__
         if kind is SetFlagEvent:
@@ -356,7 +372,10 @@ class CostModel(PipeOrder):
         A template with GM accesses needs ``gm``: the GM regions they lie in, as ``(buffer id, byte offset)`` pairs
         of distinct buffers (:meth:`ObserverBus.capture_end`). Each access is kept as (region, bytes past the
         region's start), so that a replay given the regions of its own tile (same geometry, other addresses) reads
-        and writes those; the L2 model then times the replay's reads at their own addresses."""
+        and writes those; the L2 model then times the replay's reads at their own addresses.
+
+        A template without GM accesses (an L1 tile's loads and Mmads) is also compiled into one function
+        (:mod:`~catlass_py.analysis.cost_records`); its replays queue one ``_MACRO`` record."""
         start, macs, gm_read, gm_write = self._captures.pop(id(core))
         records = self._queue(core)[start:]
         regions = None
@@ -390,15 +409,64 @@ class CostModel(PipeOrder):
                     return False
                 writes.append((j + 4, tuple(regions[b] for b in ids)))
             j += width
-        self._templates[key] = (records, slots, self._macs - macs, self._gm_read - gm_read,
-                                self._gm_write - gm_write, reads, writes)
+        macs = self._macs - macs
+        macro = -1
+        if not reads and not writes:
+            units = self._unit_records(records)
+            if units is not None and compilable(records, units):
+                macro = len(self._macros)
+                self._macros.append(compile_template(records, {j: u[:5] for j, u in units.items()}))
+                macs += sum(u[5] for u in units.values())
+        self._templates[key] = (records, slots, macs, self._gm_read - gm_read, self._gm_write - gm_write, reads,
+                                writes, macro)
         return True
+
+    def _unit_records(self, records: list) -> dict | None:
+        """The unit-flag instructions (``_EVENT`` records) of a template's ``records`` by position, as
+        :func:`~catlass_py.analysis.cost_records.compile_template` takes them, each with the cube MACs its timing
+        counts: ``(pipe index, L0C accesses, whether it publishes, duration, landing cycles, MACs)``; None when one
+        is not a Mmad or Fixpipe, or when a subclass times instructions its own way."""
+        units: dict = {}
+        cls = type(self)
+        if (cls._instruction_at is not PipeOrder._instruction_at or cls.instruction is not CostModel.instruction
+                or cls.join is not CostModel.join or cls.publish is not CostModel.publish):
+            return None if _EVENT in records[::5] else units
+        side = self._side
+        j, n = 0, len(records)
+        while j < n:
+            code = records[j]
+            if code == _EVENT:
+                e = side[records[j + 4]]
+                pipe = e.pipe
+                if pipe is Pipe.M:
+                    accs, publishes = _l0c(e.local_writes), e.unit_flag == UNIT_FLAG_LAST
+                elif pipe is Pipe.FIX:
+                    accs, publishes = _l0c(e.local_reads), True
+                else:
+                    return None
+                macs = self._macs
+                dur, lat = self._duration(e, pipe)  # neither rule depends on the start; the M rule counts MACs
+                units[j] = (PIPE_INDEX[pipe], accs, publishes, dur, lat, self._macs - macs)
+                self._macs = macs
+            j += 5 + (records[j + 3] if code == _READ else 0)
+        return units
 
     def template_replay(self, core: CoreId, key, seqs: list[int], times: int = 1, gm=None) -> None:
         """The template ``key`` again on ``core`` (:meth:`ObserverBus.replay`). Its unit-flag instructions, if any,
         are the capturing core's events, queued as they are: the timing loop applies each to the core whose queue
         holds it (:meth:`_time_events`)."""
-        records, slots, macs, gm_read, gm_write, reads, writes = self._templates[key]
+        records, slots, macs, gm_read, gm_write, reads, writes, macro = self._templates[key]
+        if macro >= 0:  # one _MACRO record and the replay's flag sequence numbers (cost_records)
+            if slots and times != 1:
+                raise KernelError(f"CostModel: template {key!r} holds flags; it repeats one at a time")
+            q = self._core_queue(core)
+            for _ in range(times):
+                q.extend((_MACRO, macro, len(seqs), 0, -1))
+                q.extend(seqs)
+            self._macs += macs * times
+            self._gm_read += gm_read * times
+            self._gm_write += gm_write * times
+            return
         if slots or reads or writes:
             if times != 1:
                 raise KernelError(f"CostModel: template {key!r} holds flags or GM accesses; it repeats one at a time")
@@ -459,6 +527,7 @@ class CostModel(PipeOrder):
         queues = [(t, q) for t, q in zip(self._timing.values(), self._queues.values()) if q]
         states = [st for st, q in zip(self.orders.values(), self._queues.values()) if q]
         side = self._side
+        macros = self._macros
         self._queues = {k: [] for k in self._queues}
         self._side = []
         self._last_core = self._last_queue = None
@@ -480,6 +549,11 @@ class CostModel(PipeOrder):
         heap = [(t.clock, i) for i, (t, _q) in enumerate(queues)]
         heapq.heapify(heap)
         parked: dict[int, list[int]] = {}
+        # core -> (the clocks after each instruction of the compiled template it has timed, the one it stopped at):
+        # the template is timed whole, and the core comes back at the clocks where the loop, timing its records one
+        # by one, would have stopped and let the others go (cost_records), so the others time their records in the
+        # same order
+        inside: dict[int, tuple[tuple, int]] = {}
         draining = False
         while True:
             while heap:
@@ -487,6 +561,14 @@ class CostModel(PipeOrder):
                 t, q = queues[i]
                 k, n = pos[i], len(q)
                 limit = math.inf if draining else heap[0][0] if heap else math.inf
+                if inside and i in inside:  # stopped inside a compiled template: the next stop in it, if any
+                    clocks, j = inside.pop(i)
+                    j = bisect_right(clocks, limit, j + 1)
+                    if j < len(clocks):
+                        if j < len(clocks) - 1:
+                            inside[i] = (clocks, j)
+                        heappush(heap, (clocks[j], i))
+                        continue
                 free, done, last_end, busy = t.free, t.done, t.last_end, t.busy
                 while k < n:
                     code = q[k]
@@ -561,6 +643,15 @@ class CostModel(PipeOrder):
                         k += 5
                         if done[pipe] > free[pipe]:
                             free[pipe] = done[pipe]
+                    elif code == _MACRO:  # a compiled template: its records in one call (cost_records)
+                        clocks = macros[q[k + 1]](t, q, k + 5, tokens, sic, states[i])
+                        k += 5 + q[k + 2]
+                        if t.clock > limit:  # where the records one by one would have let another core go
+                            j = bisect_right(clocks, limit)
+                            if j < len(clocks) - 1:
+                                inside[i] = (clocks, j)
+                            heappush(heap, (clocks[j], i))
+                            break
                     else:  # _EVENT: the pipe model's route
                         e = side[q[k + 4]]
                         kind = e.__class__
@@ -842,8 +933,6 @@ class CostModel(PipeOrder):
 
 _HIT, _MISS, _REFETCH = 0, 1, 2
 
-_INSTR, _READ, _SET, _WAIT, _BARRIER, _EVENT = 0, 1, 2, 3, 4, 5
-"""Kinds of the records :meth:`CostModel.on_event` queues."""
 _SRC = {ev: PIPE_INDEX[ev.src] for ev in HardEvent}
 _DST = {ev: PIPE_INDEX[ev.dst] for ev in HardEvent}
 _MTE2 = PIPE_INDEX[Pipe.MTE2]
