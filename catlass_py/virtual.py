@@ -10,9 +10,11 @@ values (arithmetic, reductions, a scalar element, most numpy functions) raises :
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from catlass_py.errors import NoDataError
+from catlass_py.errors import ArgumentError, NoDataError
 
 #: numpy functions that only look at shapes or make views (a virtual array stays virtual through them)
 _VIEW_FUNCTIONS = frozenset({
@@ -70,6 +72,9 @@ def virtual_array(shape, dtype) -> VirtualArray:
     if any(s < 0 for s in shape):
         raise NoDataError(f"virtual_array: negative extent in shape {shape}")
     base = np.zeros(1, dtype=np.dtype(dtype))
+    if math.prod(shape) * base.itemsize >= 2**63:
+        raise ArgumentError(f"virtual_array: shape {shape} of {base.dtype} holds {math.prod(shape)} elements, more "
+                            "bytes than a numpy array can address (2**63)")
     arr = np.ndarray(shape, dtype=base.dtype, buffer=base, strides=(0,) * len(shape)).view(VirtualArray)
     arr.flags.writeable = False
     return arr

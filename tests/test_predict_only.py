@@ -188,6 +188,15 @@ def test_launch_params_numerics_is_a_bool():
         LaunchParams(numerics=0)
 
 
+def test_a_shape_beyond_what_numpy_can_address_is_refused_in_one_line(capsys):
+    with pytest.raises(ArgumentError, match="more bytes than a numpy array can address"):
+        virtual_array((2**32, 2**32), np.float16)
+    assert virtual_array((2**31, 2**31), np.int8).shape == (2**31, 2**31)  # 2**62 bytes: still a shape
+    assert cli.main(["run", "00", "4294967295", "4294967295", "4294967295", "--predict-only"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "numpy array can address" in err and "Traceback" not in err
+
+
 def test_cli_predict_only_json(capsys):
     rc = cli.main(["run", "12", "300", "300", "100", "--cores", "2", "--predict-only", "--json"])
     out = json.loads(capsys.readouterr().out)
