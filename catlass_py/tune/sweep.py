@@ -119,10 +119,15 @@ class RayExecutor:
         self._owned = False
         if not ray.is_initialized():
             kwargs = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
-            if address:
-                ray.init(address=address, **kwargs)
-            else:
-                ray.init(num_cpus=num_cpus, **kwargs)
+            try:
+                if address:
+                    _check_reachable(address)
+                    ray.init(address=address, **kwargs)
+                else:
+                    ray.init(num_cpus=num_cpus, **kwargs)
+            except (ConnectionError, TimeoutError, RuntimeError) as exc:
+                where = f"the cluster at {address}" if address else "a local Ray instance"
+                raise ArgumentError(f"--ray: cannot start on {where}: {str(exc).splitlines()[0]}") from None
             self._owned = True
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._remote = ray.remote(evaluate_batch)
@@ -135,6 +140,22 @@ class RayExecutor:
         if self._owned:
             self._ray.shutdown()
             self._owned = False
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Refuse a Ray address ``host:port`` or ``ray://host:port`` that nothing answers within ``timeout`` seconds
+    (``ray.init`` would retry for minutes): an :class:`ArgumentError`. Other forms ('auto', ...) are Ray's to
+    resolve."""
+    import socket
+
+    hostport = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ArgumentError(f"--ray {address}: nothing answers at {host}:{port} ({exc.strerror or exc})") from None
 
 
 # -- the sweep ------------------------------------------------------------------------------------------

@@ -75,6 +75,30 @@ def test_missing_ray_is_a_clear_error(monkeypatch):
         RayExecutor(None)
 
 
+def test_an_address_nothing_answers_at_is_a_clear_error_not_a_wait(monkeypatch):
+    import socket
+
+    fake = _fake_ray()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    with socket.socket() as listening:  # a port that answers, then one that does not (closed right after binding)
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        RayExecutor(f"127.0.0.1:{listening.getsockname()[1]}").close()
+        assert fake.state["init"]["address"].startswith("127.0.0.1:")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    fake.state.clear()
+    fake.state["up"] = False
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        with pytest.raises(ArgumentError, match=f"--ray {address}: nothing answers at 127.0.0.1:{port}"):
+            RayExecutor(address)
+    assert "init" not in fake.state  # refused before ray.init, which would retry for minutes
+    fake.init = lambda **kw: (_ for _ in ()).throw(ConnectionError("no cluster found\nmore"))
+    with pytest.raises(ArgumentError, match="--ray: cannot start on the cluster at auto: no cluster found$"):
+        RayExecutor("auto")
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     ray = pytest.importorskip("ray")
