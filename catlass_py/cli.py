@@ -472,6 +472,28 @@ def check_example_options(example, args: Sequence[str], shown: str) -> None:
             raise ArgumentError(f"unknown option {token} (see catlass-py run {shown} --help)")
 
 
+def _run_script(example, ns: argparse.Namespace, run):
+    """``run()``, the example's ``run`` called: its ExampleResult. A user's script (a path) that raises anything
+    but the library's errors, or returns something else, is an ArgumentError naming the line of the script (a
+    shipped example's own failure keeps its traceback: a bug to report)."""
+    from catlass_py.runner import ExampleResult
+    from catlass_py.scripts import script_error
+
+    path = ns.example if ns.example.endswith(".py") else None
+    try:
+        result = run()
+    except (CatlassError, MemoryError, OSError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        if path is None:
+            raise
+        raise ArgumentError(f"example: {path}: run() raised {script_error(exc, path)}") from exc
+    if not isinstance(result, ExampleResult):
+        raise ArgumentError(f"example: {path or example.NAME}: run() returned {type(result).__name__}, not the "
+                            "ExampleResult of catlass_py.runner (ExampleRun.result makes it)")
+    return result
+
+
 def _analyse(example, ns: argparse.Namespace, progress_hook) -> ExampleResult:
     """Run the example with the analyses the options ask for and fill ``result.analysis``."""
     from catlass_py.analysis import CostModel, explore_interleavings, write_chrome_trace
@@ -499,7 +521,8 @@ def _analyse(example, ns: argparse.Namespace, progress_hook) -> ExampleResult:
         # the default core count is the example's (a given --cores was checked before the example was loaded)
         _check_timeline_cores(ns.timeline_cores, run_cores, f"every AI core of {(arch or built).name}")
     cost = CostModel(arch, record=bool(ns.trace or ns.timeline))
-    result = example.run(ns.args, cores=cores, seed=ns.seed, observers=(cost,), progress=progress_hook, **extra)
+    result = _run_script(example, ns, lambda: example.run(ns.args, cores=cores, seed=ns.seed, observers=(cost,),
+                                                          progress=progress_hook, **extra))
     if ns.set:
         result.details["settings"] = " ".join(ns.set)
     rep = cost.report

@@ -14,6 +14,7 @@ import importlib.util
 import pathlib
 import pkgutil
 import sys
+import traceback
 
 from catlass_py.errors import ArgumentError
 
@@ -76,6 +77,9 @@ def _load_file(path: pathlib.Path):
     sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
     try:
         spec.loader.exec_module(module)
+    except Exception as exc:  # the script's own error (a KeyboardInterrupt goes on as it is)
+        del sys.modules[module_name]
+        raise ArgumentError(f"example: {path} failed to load: {script_error(exc, path)}") from exc
     except BaseException:
         del sys.modules[module_name]
         raise
@@ -87,6 +91,18 @@ def _load_file(path: pathlib.Path):
     return module
 
 
+def script_error(exc: BaseException, path) -> str:
+    """``exc``, raised by the user's script at ``path``, in one line with where in the script it came from (the
+    innermost line of the script in its traceback; a SyntaxError's own line)."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if isinstance(exc, SyntaxError):
+        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+    target = str(pathlib.Path(path).resolve())
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if str(pathlib.Path(f.filename).resolve()) == target]
+    where = f" (line {lines[-1]})" if lines else ""
+    return f"{type(exc).__name__}{': ' + text if text else ''}{where}"
+
+
 def load_script(name: str):
     """The example script ``name``: a path to a user's ``.py`` file (``catlass-py run path/to/my_kernel.py``), or
     a shipped example by name or unique prefix (such as ``10``)."""
@@ -96,4 +112,4 @@ def load_script(name: str):
     return importlib.import_module(f"{EXAMPLES_PACKAGE}.{target}")
 
 
-__all__ = ["EXAMPLES_PACKAGE", "example_names", "load_script", "script_info"]
+__all__ = ["EXAMPLES_PACKAGE", "example_names", "load_script", "script_error", "script_info"]

@@ -97,6 +97,25 @@ def test_errors_exit_with_a_status_and_no_traceback(raiser, capsys, what, status
         assert captured.err.count("waits on flag 3 (counter 0)") == 2
 
 
+def test_a_user_scripts_own_error_is_one_line_naming_its_line(raiser, tmp_path, capsys):
+    line = _SCRIPT.splitlines().index("    raise AssertionError(what)") + 1
+    cases = [([raiser, "other"], f"error: example: {raiser}: run() raised AssertionError: other (line {line})")]
+    for name, text, expect in [
+        ("returns.py", "def run(argv, **kw):\n    return 42\n", "run() returned int, not the ExampleResult"),
+        ("imports.py", "import no_such_module_here\ndef run(argv, **kw):\n    pass\n",
+         "failed to load: ModuleNotFoundError: No module named 'no_such_module_here' (line 1)"),
+        ("syntax.py", "def run(argv, **kw)\n    pass\n", "failed to load: SyntaxError: expected ':' (line 1)"),
+        ("top.py", "x = 1\ny = 1 / 0\n", "failed to load: ZeroDivisionError: division by zero (line 2)"),
+    ]:
+        path = tmp_path / name
+        path.write_text(text)
+        cases.append(([str(path)], expect))
+    for argv, expect in cases:
+        assert cli.main(["run", *argv]) == 2
+        err = capsys.readouterr().err
+        assert expect in err and err.startswith("error: example: ") and err.count("\n") == 1, err
+
+
 def test_findings_exit_1_and_errors_exit_2():
     from catlass_py.errors import (
         AlignmentError, ArgumentError, CapacityError, ConfigError, DeadlockError, KernelError, OutOfBoundsError,
