@@ -34,8 +34,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-from torch import Tensor
+try:
+    import torch
+    from torch import Tensor
+except ModuleNotFoundError as exc:  # what to install, rather than a bare "No module named 'torch'"
+    if exc.name != "torch":
+        raise
+    raise ModuleNotFoundError("catlass_py.torch needs PyTorch: pip install 'catlass-py[torch]'", name="torch") from None
 
 from catlass_py import ops
 

@@ -37,16 +37,23 @@ if TYPE_CHECKING:
 #: B's storage order: 'zN' (the example's "NZ" format), 'nZ', 'row' / 'column' (or the layout class)
 LayoutBLike = Union[str, type]
 
-LAYOUTS_B = {"zn": zN, "nz": nZ, "row": RowMajor, "row_major": RowMajor, "column": ColumnMajor,
+LAYOUTS_B = {"zN": zN, "nZ": nZ, "row": RowMajor, "row_major": RowMajor, "column": ColumnMajor,
              "column_major": ColumnMajor}
 
 
 def parse_layout_b(value) -> type:
-    """``'zN'`` (the example), ``'nZ'``, ``'row'`` or ``'column'`` (or the layout class) -> B's layout in GM."""
+    """``'zN'`` (the example), ``'nZ'``, ``'row'`` or ``'column'`` (or the layout class) -> B's layout in GM. The
+    fractal names are taken as written only: they differ in case alone, and CANN calls the zN layout "NZ"."""
     if value in (zN, nZ, RowMajor, ColumnMajor):
         return value
-    if isinstance(value, str) and value.lower() in LAYOUTS_B:
-        return LAYOUTS_B[value.lower()]
+    if isinstance(value, str):
+        if value in LAYOUTS_B:
+            return LAYOUTS_B[value]
+        if value.lower() in ("zn", "nz"):
+            raise ArgumentError(f"layout_b: {value!r} is ambiguous: write 'zN' (CANN's \"NZ\" format: row-major inside "
+                                "a fractal, fractals column-major) or 'nZ' (CANN's \"ZN\") exactly")
+        if value.lower() in LAYOUTS_B:
+            return LAYOUTS_B[value.lower()]
     raise ArgumentError(f"layout_b: expected 'zN', 'nZ', 'row' or 'column' (or the layout class), got {value!r}")
 
 

@@ -69,8 +69,8 @@ def _lengths(name: str, x, batch: int, low: int, high: int | None) -> np.ndarray
     bad = (arr < low) | ((arr > high) if high is not None else False)
     if np.any(bad):
         i = int(np.argmax(bad))
-        rng = f"[{low}, {high}]" if high is not None else f">= {low}"
-        raise ArgumentError(f"{name}: every length must be in {rng}, got {int(arr[i])} at batch {i}")
+        rng = f"in [{low}, {high}]" if high is not None else f">= {low}"
+        raise ArgumentError(f"{name}: every length must be {rng}, got {int(arr[i])} at batch {i}")
     return arr.astype(np.int32)
 
 
