@@ -22,6 +22,11 @@ Rows (goals in brackets):
 * host data for the README shape: generating the inputs (glibc ``rand()`` replica) and loading them from the
   input cache.
 
+Two floors follow: the L1-tile products alone for the 2048^3 group (the int8 tiles cast to float32, one BLAS product
+and the int32 accumulate per tile, as the simulator forms them and nothing else) over the reference, and the
+reference process plus the import and a launch with the cost model over the reference process (what the CLI does
+at least).
+
 Then the scaling sweeps: the ratio against G, m, n, k (around the README shape) and the core count (1, 2, 8,
 24 and a 48-core custom ``ArchSpec``), printed and, with matplotlib (the ``plot`` extra), drawn as ratio against
 problem size (``--plot out.png``). Nothing here is asserted by the test suite.
@@ -101,6 +106,43 @@ def compare(args, repeat, *, cores=24, arch=None, golden_too=False):
     if golden_too:
         out |= {"golden": min(gold_t), "golden_ratio": statistics.median(gold_ratios)}
     return out
+
+
+def tile_products(m, n, k, repeat):
+    """What any simulation at the cube's granularity must compute for one m x n x k group, and nothing else: each
+    L1 tile's product as the simulator forms it (the int8 A and B tiles cast to float32 scratch, one float32 BLAS
+    product, the int32 accumulate), for the flagship kernel's L1 tile shape, blocks and K tiles. Best CPU seconds
+    and the median ratio to the reference: the floor of the 2048^3 row."""
+    from catlass_py.ops.grouped_matmul_slice_m_per_token_dequant import build_kernel
+
+    tile = build_kernel(ATLAS_A2, "bfloat16").block_mmad.l1_tile_shape
+    tm, tn, tk = tile.m, tile.n, tile.k
+    args = one_group(m, n, k)
+    a, b = args[0], args[1][0]
+    a32, bt32 = np.empty((tm, tk), np.float32), np.empty((tn, tk), np.float32)
+    c32, i32, acc = np.empty((tm, tn), np.float32), np.empty((tm, tn), np.int32), np.empty((tm, tn), np.int32)
+
+    def products():
+        for mi in range(0, m, tm):
+            for ni in range(0, n, tn):
+                for ki in range(0, k, tk):
+                    np.copyto(a32, a[mi:mi + tm, ki:ki + tk], casting="unsafe")
+                    np.copyto(bt32, b[ki:ki + tk, ni:ni + tn].T, casting="unsafe")
+                    np.matmul(a32, bt32.T, out=c32)
+                    if ki == 0:
+                        np.copyto(acc, c32, casting="unsafe")
+                    else:
+                        np.copyto(i32, c32, casting="unsafe")
+                        np.add(acc, i32, out=acc)
+
+    times, ratios = [], []
+    with threadpool_limits(1):
+        for _ in range(repeat):
+            tr, _ref = _cpu(lambda: fastest_exact_gmm(*args))
+            tp, _none = _cpu(products)
+            times.append(tp)
+            ratios.append(tp / tr)
+    return min(times), statistics.median(ratios), (tm, tn, tk)
 
 
 def cost_share(args, repeat, cores=24):
@@ -264,6 +306,7 @@ def main(argv=None) -> None:
     small = {label: compare(example10(shape), ns.repeat)
              for label, shape in (("G=8", (8, 512, 1024, 2048)), ("k=256", (128, 512, 1024, 256)))}
     plain, with_cost, share = cost_share(example10(README), ns.repeat)
+    floor_t, floor_ratio, tile = tile_products(2048, 2048, 2048, ns.repeat)
     gen, load = host_data_rows(ns.repeat)
     print()
     w = 62
@@ -280,6 +323,7 @@ def main(argv=None) -> None:
         t_cli, t_base, t_import, t_help = cli_rows(ns.cli_repeat)
         print(f"{'catlass-py run 10_... README / inputs + golden process (wall)':<{w}} {t_cli / t_base:>27.2f}x  "
               f"<= 1.3x: {_fmt_goal(t_cli / t_base <= 1.3)}   ({t_cli:.2f} s vs {t_base:.2f} s)")
+        floor_cli = (t_base + t_import + with_cost) / t_base
         print(f"{'import catlass_py / catlass-py --help (wall)':<{w}} {t_import:>18.2f} s / {t_help:.2f} s  "
               f"<= 0.5 s: {_fmt_goal(max(t_import, t_help) <= 0.5)}")
     print(f"{'cost model share of a launch (README shape, launch CPU)':<{w}} {share:>+27.1%}  <= +15%: "
@@ -291,6 +335,13 @@ def main(argv=None) -> None:
           f"(bit-exact {all(r['exact'] for r in small.values())})")
     print(f"{'host data, README shape: generate / load from the input cache (CPU)':<{w}} "
           f"{gen:>19.2f} s / {load:.2f} s  >= 3x faster than ~10 s, cached")
+    print()
+    print("floors: what the rows above cannot go below")
+    print(f"{'L1-tile products alone (casts, BLAS, int32 adds), 2048^3':<{w}} {floor_ratio:>27.2f}x  "
+          f"({floor_t * 1e3:.0f} ms; {tile[0]}x{tile[1]}x{tile[2]} tiles: the 2048^3 row's floor)")
+    if not ns.no_cli:
+        print(f"{'reference process + import + launch with the cost model':<{w}} {floor_cli:>27.2f}x  "
+              "(the CLI row's floor: it does the reference's work, imports and launches)")
     if not ns.no_sweeps:
         print()
         print("scaling sweeps around the README shape (one parameter varied; 24 cores unless stated)")
