@@ -25,6 +25,7 @@ from catlass_py.ops.operator import (
     check_matmul_operands,
     gm_input,
     op_options,
+    parse_layout,
 )
 
 if TYPE_CHECKING:
@@ -42,19 +43,22 @@ LAYOUTS_B = {"zN": zN, "nZ": nZ, "row": RowMajor, "row_major": RowMajor, "column
 
 
 def parse_layout_b(value) -> type:
-    """``'zN'`` (the example), ``'nZ'``, ``'row'`` or ``'column'`` (or the layout class) -> B's layout in GM. The
-    fractal names are taken as written only: they differ in case alone, and CANN calls the zN layout "NZ"."""
-    if value in (zN, nZ, RowMajor, ColumnMajor):
+    """``'zN'`` (the example), ``'nZ'``, or a row/column name :func:`~catlass_py.ops.operator.parse_layout` takes
+    (``'row'``, ``'RowMajor'``, ...; or the layout class) -> B's layout in GM. The fractal names are taken as
+    written only: they differ in case alone, and CANN calls the zN layout "NZ"."""
+    if value is zN or value is nZ:
         return value
     if isinstance(value, str):
-        if value in LAYOUTS_B:
+        if value in ("zN", "nZ"):
             return LAYOUTS_B[value]
         if value.lower() in ("zn", "nz"):
             raise ArgumentError(f"layout_b: {value!r} is ambiguous: write 'zN' (CANN's \"NZ\" format: row-major inside "
                                 "a fractal, fractals column-major) or 'nZ' (CANN's \"ZN\") exactly")
-        if value.lower() in LAYOUTS_B:
-            return LAYOUTS_B[value.lower()]
-    raise ArgumentError(f"layout_b: expected 'zN', 'nZ', 'row' or 'column' (or the layout class), got {value!r}")
+    try:
+        return parse_layout("layout_b", value)
+    except ArgumentError:
+        raise ArgumentError("layout_b: expected 'zN', 'nZ', 'row' or 'column' (or the layout class), "
+                            f"got {value!r}") from None
 
 
 @lru_cache(maxsize=32)

@@ -13,7 +13,10 @@ from catlass_py.ops.mla import _lengths
 
 
 def test_fractal_layout_names_are_taken_as_written():
-    assert [parse_layout_b(v) for v in ("zN", "nZ", "row", "Column_Major", zN)] == [zN, nZ, RowMajor, ColumnMajor, zN]
+    assert [parse_layout_b(v) for v in ("zN", "nZ", "row", "Column_Major", "RowMajor", zN)] == [
+        zN, nZ, RowMajor, ColumnMajor, RowMajor, zN]
+    with pytest.raises(ArgumentError, match="layout_b: expected 'zN', 'nZ', 'row' or 'column'"):
+        parse_layout_b("diagonal")
     for value in ("NZ", "ZN", "zn", "Nz"):  # CANN's "NZ" is zN: a case-folded name could pick either
         with pytest.raises(ArgumentError, match=f"layout_b: '{value}' is ambiguous: write 'zN'"):
             parse_layout_b(value)
