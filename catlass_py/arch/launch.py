@@ -276,6 +276,29 @@ _blas_lock = threading.Lock()
 _blas_users = 0
 _blas_limiter = None
 _blas_controller = None  # threadpoolctl's view of the loaded BLAS libraries, taken at the first limited block
+_blas_local: list = []  # each loaded OpenBLAS's openblas_set_num_threads_local (taken with the controller)
+_blas_local_before: list = []  # what they returned when the first block in set them
+
+
+def _thread_local_setters(controller) -> list:
+    """``openblas_set_num_threads_local`` of every OpenBLAS ``controller`` found that exports it (OpenBLAS 0.3.27
+    on). With numpy's OpenBLAS 0.3.31 (pthreads), once the main thread had limited and restored the count
+    threadpoolctl sets, a launch from another thread ran its products on every BLAS thread under a limit of 1
+    (threadpoolctl read the old count back), and a float product summed in another order: other bits for the
+    same inputs. This setter takes effect from any thread, and returns the count it replaces;
+    :func:`blas_threads` sets both."""
+    import ctypes
+
+    setters = []
+    for lib in getattr(controller, "lib_controllers", ()):
+        if getattr(lib, "internal_api", None) != "openblas":
+            continue
+        dynlib = getattr(lib, "dynlib", None)
+        fn = getattr(dynlib, "openblas_set_num_threads_local", None) if dynlib is not None else None
+        if fn is not None:
+            fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
+            setters.append(fn)
+    return setters
 
 
 @contextlib.contextmanager
@@ -285,11 +308,12 @@ def blas_threads(limit: int | None):
     products are as small as the groups they cover.
 
     The limit is process-wide, so concurrent users share it: the first one in sets it, the last one out
-    restores the process's setting (a lock and a count of the blocks running). The BLAS libraries are looked
+    restores the process's setting (a lock and a count of the blocks running). An OpenBLAS with a second count
+    (:func:`_thread_local_setters`) gets that one set and restored the same way. The BLAS libraries are looked
     up once per process (threadpoolctl's ``ThreadpoolController``; a lookup scans the loaded libraries, about
     1.7 ms); numpy's BLAS, which the cores and the goldens use, is loaded with numpy, before the first launch.
     """
-    global _blas_users, _blas_limiter, _blas_controller
+    global _blas_users, _blas_limiter, _blas_controller, _blas_local, _blas_local_before
     if limit is None:
         yield
         return
@@ -299,6 +323,10 @@ def blas_threads(limit: int | None):
                 from threadpoolctl import ThreadpoolController
 
                 _blas_controller = ThreadpoolController()
+                _blas_local = _thread_local_setters(_blas_controller)
+            # the second count first: it returns the count before (threadpoolctl's limiter then finds the limit set
+            # on that library, and restores only the others)
+            _blas_local_before = [set_local(limit) for set_local in _blas_local]
             _blas_limiter = _blas_controller.limit(limits=limit, user_api="blas")
         _blas_users += 1
     try:
@@ -308,6 +336,8 @@ def blas_threads(limit: int | None):
             _blas_users -= 1
             if _blas_users == 0:
                 _blas_limiter.restore_original_limits()
+                for set_local, value in zip(_blas_local, _blas_local_before):
+                    set_local(value)
                 _blas_limiter = None
 
 

@@ -30,8 +30,9 @@ class LaunchParams:
     blas_threads: int | None = 1
     """BLAS threads while the cores run. Each simulated Mmad is a small matrix product (at most 128 x 256 x
     128 in the examples), for which one thread is fastest: idle BLAS worker threads spin and compete with
-    the simulation (measured: ~25% faster on example 10, far more on a loaded machine). ``None`` leaves the
-    process setting alone. An example's golden (:class:`catlass_py.runner.ExampleRun`) runs under the same
+    the simulation (measured: ~25% faster on example 10, far more on a loaded machine). The count also fixes
+    how BLAS sums a float product: float kernels give the same bits under the same count, from any thread.
+    ``None`` leaves the process setting alone (a float product may then round differently). An example's golden (:class:`catlass_py.runner.ExampleRun`) runs under the same
     limit: its products are as small as the groups they cover. Needs ``threadpoolctl`` (a dependency);
     restored when the launch (or the golden) ends."""
 

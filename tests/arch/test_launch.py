@@ -256,6 +256,34 @@ def test_blas_threads_are_limited_during_the_launch_and_restored_after():
         LaunchParams(blas_threads=0)
 
 
+def test_a_launch_from_another_thread_limits_blas_too_and_a_float_kernel_gives_the_same_bits():
+    # OpenBLAS 0.3.27 on keeps a thread count per thread beside the global one; a worker thread's own count won
+    # over the launch's limit, and an fp16 matmul rounded 13 of 65536 outputs differently from the main thread's.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_info
+
+    from catlass_py import ops
+
+    seen = []
+
+    class Probe:
+        def aic(self, ctx, p):
+            seen.append([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"])
+
+        aiv = None
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((256, 512)).astype(np.float16)
+    b = rng.standard_normal((512, 256)).astype(np.float16)
+    here = ops.basic_matmul(a, b, core_num=4)
+    with ThreadPoolExecutor(1) as pool:
+        there = pool.submit(ops.basic_matmul, a, b, core_num=4).result()
+        pool.submit(launch, Probe(), None, 1).result()
+    assert np.array_equal(here.view(np.uint16), there.view(np.uint16))
+    assert seen and all(n == 1 for n in seen[0])
+
+
 def test_an_examples_golden_runs_under_the_launchs_blas_limit():
     from threadpoolctl import threadpool_info, threadpool_limits
 
