@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import math
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -51,6 +52,7 @@ from catlass_py.arch.pipes import CoreType
 from catlass_py.data import cached_inputs, shape_only_fills
 from catlass_py.errors import ArgumentError, CatlassError, ConfigError, SettingError
 from catlass_py.integers import is_int
+from catlass_py.numerics.compare import compare_peak_bytes
 from catlass_py.numerics.dtypes import get_dtype
 from catlass_py.scripts import EXAMPLES_PACKAGE, example_names, load_script  # noqa: F401 - re-exported
 from catlass_py.virtual import virtual_array
@@ -313,7 +315,8 @@ class ExampleRun:
         (:mod:`catlass_py.arch.budget`; ``options.memory_limit``, else ``CATLASS_PY_MEMORY_LIMIT`` or the
         default): the host ``inputs`` it generates and the ``gm`` buffers it makes (outputs, copies stored in
         another layout), each a dict of name -> (shape, dtype); the ``golden``'s bytes
-        (:func:`catlass_py.golden.peak_bytes`); the on-chip buffers of ``core_num`` cores of ``kernel``'s core
+        (:func:`catlass_py.golden.peak_bytes`) and its compare's (a chunk of the largest of those arrays,
+        :func:`catlass_py.numerics.compare_peak_bytes`); the on-chip buffers of ``core_num`` cores of ``kernel``'s core
         types; and ``kernel``'s workspace, asked with ``arguments(gm)`` over placeholder tensors of those names
         (a name in ``gm`` stands for its GM copy) when ``arguments`` is given, or ``workspace`` bytes the host
         computes itself (the attention kernels' tilings size their workspaces). A
@@ -332,6 +335,9 @@ class ExampleRun:
         for name, (shape, dtype) in gm.items():
             footprint = footprint.array("gm", name, shape, dtype)
         footprint = footprint.add("golden", "golden", golden)
+        if self.numerics:  # the compare of the output with the golden, a chunk at a time (numerics.compare)
+            largest = max((math.prod(shape) for shape, _ in (*inputs.values(), *gm.values())), default=0)
+            footprint = footprint.add("golden", "compare", compare_peak_bytes(largest))
         cores = core_buffer_bytes(self.arch, self.core_num, aic=getattr(kernel, "aic", None) is not None,
                                   aiv=getattr(kernel, "aiv", None) is not None)
         footprint = footprint.add("cores", "core buffers", cores).add("workspace", "workspace", workspace)

@@ -7,7 +7,9 @@ from catlass_py.numerics.compare import (
     compare_data,
     compare_data_bfloat16,
     compare_exact,
+    compare_peak_bytes,
     error_metrics,
+    isclose_summary,
     rtol_for,
 )
 from catlass_py.numerics.dtypes import ALL_DTYPES, DType, c0_of, dtype_bits, get_dtype
@@ -29,6 +31,7 @@ __all__ = [
     "compare_data",
     "compare_data_bfloat16",
     "compare_exact",
+    "compare_peak_bytes",
     "dequantize_mx",
     "dtype_bits",
     "e8m0_decode",
@@ -38,6 +41,7 @@ __all__ = [
     "error_metrics",
     "float_format",
     "get_dtype",
+    "isclose_summary",
     "hif8_decode",
     "hif8_encode",
     "hif8_values",

@@ -78,36 +78,66 @@ def _as_float(x: np.ndarray, dtype) -> np.ndarray:
     return x.astype(dtype)
 
 
+COMPARE_CHUNK = 1 << 20
+"""Elements a compare evaluates at a time: its temporaries (about :data:`COMPARE_BYTES_PER_ELEMENT` bytes per
+element) stay bounded whatever the output's size, and the result is the same as in one piece."""
+
+COMPARE_BYTES_PER_ELEMENT = 80
+"""Bytes per element a chunk of a compare holds at its peak (both sides in float64, the difference, the
+tolerance, the relative error and their masks)."""
+
+
+def compare_peak_bytes(elements: int) -> int:
+    """Bytes a compare of ``elements`` output elements allocates at most (one chunk, :data:`COMPARE_CHUNK`)."""
+    return COMPARE_BYTES_PER_ELEMENT * min(int(elements), COMPARE_CHUNK)
+
+
 def _rule_compare(actual, golden, rtol: float, floor: float, valid, compute_dtype) -> CompareResult:
     a_raw, g_raw, shape, n = _flat_pair(actual, golden, valid)
     ct = np.dtype(compute_dtype)
     if ct not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ArgumentError(f"compute_dtype: expected float32 or float64, got {ct}")
-    a = _as_float(a_raw, ct)
-    g = _as_float(g_raw, ct)
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(a - g)
-        tol = ct.type(rtol) * np.maximum(ct.type(floor), np.abs(g))
-        ok = (a == g) | ((diff <= tol) & np.isfinite(diff))  # inf golden only matches itself
-        diff = np.where(a == g, ct.type(0), diff)
-        rel = (diff.astype(np.float64) / np.maximum(floor, np.abs(g.astype(np.float64)))) if n else diff
-    return _summarise(ok, diff, rel, a, g, shape, rtol)
+
+    def chunk(lo: int, hi: int):
+        a = _as_float(a_raw[lo:hi], ct)
+        g = _as_float(g_raw[lo:hi], ct)
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(a - g)
+            tol = ct.type(rtol) * np.maximum(ct.type(floor), np.abs(g))
+            ok = (a == g) | ((diff <= tol) & np.isfinite(diff))  # inf golden only matches itself
+            diff = np.where(a == g, ct.type(0), diff)
+            rel = diff.astype(np.float64) / np.maximum(floor, np.abs(g.astype(np.float64)))
+        return ok, diff, rel, a, g
+
+    return _summarise(chunk, n, shape, rtol)
 
 
-def _summarise(ok, diff, rel, a, g, shape, rtol) -> CompareResult:
-    n = ok.size
-    errors = int(n - np.count_nonzero(ok))
+def _summarise(chunk, n: int, shape, rtol) -> CompareResult:
+    """The CompareResult of ``n`` elements whose checks ``chunk(lo, hi)`` computes a piece at a time, as ``(ok,
+    |a - g|, relative error, a, g)`` of elements ``lo .. hi - 1``: the errors counted, the worst element the first
+    one whose relative error is NaN, else the first of the largest relative error, as over the whole at once."""
     if n == 0:
         return CompareResult(True, 0, 0, 0.0, 0.0, None, None, None, float(rtol))
-    bad = np.isnan(rel)
-    if bad.any():
-        worst = int(np.argmax(bad))
-        max_abs = float("nan")
-        max_rel = float("nan")
-    else:
-        worst = int(np.argmax(rel))
-        max_abs = float(np.max(diff))
-        max_rel = float(rel[worst])
+    errors = 0
+    max_abs = max_rel = -np.inf
+    worst = nan_at = None
+    values = (None, None)
+    for lo in range(0, n, COMPARE_CHUNK):
+        ok, diff, rel, a, g = chunk(lo, min(n, lo + COMPARE_CHUNK))
+        errors += int(ok.size - np.count_nonzero(ok))
+        if nan_at is not None:
+            continue
+        bad = np.isnan(rel)
+        if bad.any():
+            i = int(np.argmax(bad))
+            nan_at, values = lo + i, (float(a[i]), float(g[i]))
+            continue
+        i = int(np.argmax(rel))
+        if rel[i] > max_rel:
+            max_rel, worst, values = float(rel[i]), lo + i, (float(a[i]), float(g[i]))
+        max_abs = max(max_abs, float(np.max(diff)))
+    if nan_at is not None:
+        worst, max_abs, max_rel = nan_at, float("nan"), float("nan")
     index = tuple(int(i) for i in np.unravel_index(worst, shape)) if shape else ()
     return CompareResult(
         passed=errors == 0,
@@ -116,10 +146,33 @@ def _summarise(ok, diff, rel, a, g, shape, rtol) -> CompareResult:
         max_abs_error=max_abs,
         max_rel_error=max_rel,
         worst_index=index,
-        worst_actual=float(a[worst]),
-        worst_golden=float(g[worst]),
+        worst_actual=values[0],
+        worst_golden=values[1],
         rtol=float(rtol),
     )
+
+
+def isclose_summary(actual, want, rtol: float, atol: float) -> tuple[int, float, bool]:
+    """``numpy.isclose(actual, want, rtol, atol, equal_nan=True)`` over both as float32, a chunk at a time (the
+    compare of an example whose reference uses that rule): the elements not close, the largest ``|a - w|``
+    ignoring NaN (0.0 for no elements, NaN when every difference is NaN) and whether the two are equal (NaN equal
+    to NaN)."""
+    a_all, w_all, _shape, n = _flat_pair(actual, want, None)
+    errors, largest, equal, seen = 0, -np.inf, True, False
+    for lo in range(0, n, COMPARE_CHUNK):
+        a = a_all[lo:lo + COMPARE_CHUNK].astype(np.float32)
+        w = w_all[lo:lo + COMPARE_CHUNK].astype(np.float32)
+        errors += int(a.size - np.count_nonzero(np.isclose(a, w, rtol=rtol, atol=atol, equal_nan=True)))
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(a - w)
+        finite = diff[~np.isnan(diff)]
+        if finite.size:
+            seen = True
+            largest = max(largest, float(finite.max()))
+        equal = equal and bool(np.array_equal(a, w, equal_nan=True))
+    if n == 0:
+        return 0, 0.0, True
+    return errors, largest if seen else float("nan"), equal
 
 
 def rtol_for(k: int) -> float:
@@ -161,24 +214,29 @@ def compare_exact(actual, golden, valid: int | None = None) -> CompareResult:
     bit patterns (so NaN == NaN with the same payload, and -0.0 != +0.0); floats of different dtypes compare
     values, NaN equal to NaN. ``rtol`` of the result is 0; ``max_rel_error`` uses ``|a - g| / |g|``.
     """
-    a, g, shape, n = _flat_pair(actual, golden, valid)
-    if a.dtype == g.dtype and a.dtype.kind not in "iub":
-        width = a.dtype.itemsize
-        ok = a.view(f"u{width}") == g.view(f"u{width}")
-    elif a.dtype.kind in "iub" and g.dtype.kind in "iub":
-        ok = _int_equal(a, g)
-    else:
+    a_all, g_all, shape, n = _flat_pair(actual, golden, valid)
+
+    def chunk(lo: int, hi: int):
+        a, g = a_all[lo:hi], g_all[lo:hi]
+        if a.dtype == g.dtype and a.dtype.kind not in "iub":
+            width = a.dtype.itemsize
+            ok = a.view(f"u{width}") == g.view(f"u{width}")
+        elif a.dtype.kind in "iub" and g.dtype.kind in "iub":
+            ok = _int_equal(a, g)
+        else:
+            af = a.astype(np.float64)
+            gf = g.astype(np.float64)
+            ok = (af == gf) | (np.isnan(af) & np.isnan(gf))
         af = a.astype(np.float64)
         gf = g.astype(np.float64)
-        ok = (af == gf) | (np.isnan(af) & np.isnan(gf))
-    af = a.astype(np.float64)
-    gf = g.astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        diff = np.where(ok, 0.0, np.abs(af - gf))
-        diff = np.where(~ok & np.isnan(diff), np.nan, diff)
-        rel = np.where(ok, 0.0, np.where(gf == 0, np.inf, diff / np.abs(gf)))
-        rel = np.where(np.isnan(diff), np.nan, rel)
-    return _summarise(ok, diff, rel, af, gf, shape, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            diff = np.where(ok, 0.0, np.abs(af - gf))
+            diff = np.where(~ok & np.isnan(diff), np.nan, diff)
+            rel = np.where(ok, 0.0, np.where(gf == 0, np.inf, diff / np.abs(gf)))
+            rel = np.where(np.isnan(diff), np.nan, rel)
+        return ok, diff, rel, af, gf
+
+    return _summarise(chunk, n, shape, 0.0)
 
 
 def _int_equal(a: np.ndarray, g: np.ndarray) -> np.ndarray:

@@ -171,3 +171,25 @@ def test_compare_result_is_frozen():
     assert isinstance(r, CompareResult)
     with pytest.raises(AttributeError):
         r.passed = False
+
+
+def test_a_compare_in_chunks_gives_what_one_piece_gives(monkeypatch):
+    import catlass_py.numerics.compare as compare
+
+    rng = np.random.default_rng(3)
+    g = rng.standard_normal(1000).astype(np.float32)
+    a = (g * (1 + rng.choice([0, 0, 0, 1e-2, -3e-3], 1000))).astype(np.float32)
+    a[[40, 700]] = g[[40, 700]] + 5  # the same largest error twice, in different chunks: the first is the worst
+    g[[40, 700]] = 0
+    ints = rng.integers(-9, 9, 1000).astype(np.int32)
+    cases = [(compare_data, (a, g, 4096)), (compare_data_bfloat16, (a.astype(ml_dtypes.bfloat16), g, 64)),
+             (compare_exact, (ints, ints + (rng.random(1000) < 0.01)))]
+    whole = [fn(*args) for fn, args in cases]
+    monkeypatch.setattr(compare, "COMPARE_CHUNK", 7)
+    assert [fn(*args) for fn, args in cases] == whole
+    assert whole[0].worst_index == (40,) and whole[0].error_count > 2
+    nan = a.copy()
+    nan[900] = np.nan  # a NaN in a late chunk ranks before the larger errors of earlier ones
+    r = compare_data(nan, g, 4096)
+    assert r.worst_index == (900,) and math.isnan(r.max_abs_error) and r.error_count == whole[0].error_count + 1
+    assert compare.compare_peak_bytes(3) == 3 * compare.COMPARE_BYTES_PER_ELEMENT
