@@ -178,6 +178,25 @@ def test_bounds_are_checked_without_the_bytes():
     assert str(full.value) == str(timed.value)
 
 
+def test_a_core_repeating_a_copy_another_core_proved_still_checks_its_bound():
+    # A timing-only launch with a cost model: the first core proves the GM -> L1 copy's geometry for the launch
+    # and the others repeat it, each checking that its own tile ends inside A. The last block's tile reads one
+    # element past A's end: the same error as a full run's.
+    short = 2 * 512 * 48 - 2
+    errors = []
+    for numerics in (True, False):
+        args = _basic_kernel_args(numerics, m=512, a_bytes=short)
+        with pytest.raises(OutOfBoundsError, match="GM tensor 'a'") as exc:
+            args.run(4, observers=(CostModel(),), options=LaunchParams(numerics=numerics))
+        errors.append(str(exc.value))
+    assert errors[0] == errors[1] and "AIC3" in errors[0].replace(" ", "")
+    cost = CostModel()  # and with A whole, every core's copies are the proven geometry's template after the first
+    _basic_kernel_args(False, m=512).run(4, observers=(cost,), options=LaunchParams(numerics=False))
+    from catlass_py.tile.copy_gm_to_l1 import CopyGmToL1
+
+    assert any(isinstance(key, tuple) and isinstance(key[0], CopyGmToL1) for key in cost._templates)
+
+
 def test_a_full_run_on_a_shape_only_operand_names_it():
     with pytest.raises(NoDataError, match="'a' is shape-only"):
         _basic_kernel_args(False).run(1)

@@ -82,20 +82,38 @@ class CopyGmToL1:
             # them): a copy whose geometry (this copy, the L1 slot and layout, the GM layout and dtype) already
             # went through the single-view path below repeats its copy, after the one check that depends on the
             # pointer (the region ends inside the GM buffer; else the path below raises the error), and
-            # publishes the event the path below publishes.
+            # publishes the event the path below publishes: to observers that take templates, once per launch and
+            # geometry, then as a replay naming the GM region the repeat reads (ObserverBus.replay).
             replay = (self, dst.arena.id, dst.byte_offset, dst.count, dst.dtype.name, layout_dst.__class__,
                       layout_dst._key(), layout_src.__class__, layout_src._key(), src.dtype.name)
             plan = ctx.tile_cache.get(replay)
+            shared = None
+            if ctx.bus.templates:
+                proven, captured = self._proven(ctx)
+                shared = (dst.arena.name, *replay[2:])  # the geometry on any core of the launch
+                if plan is None and not dst.computes:
+                    plan = proven.get(shared)
             if plan is not None and plan[4] < src.size:
                 lv, shape, strides, dtype, _, event = plan
                 if lv is not None:  # (None: a timing-only core's plan, checks and event only)
                     np.copyto(lv, np.ndarray(shape, dtype, buffer=src.buffer.raw, offset=src.byte_offset,
                                              strides=strides))
-                if ctx.bus.instructions:
+                bus = ctx.bus
+                if bus.instructions:
+                    region = None
+                    if shared is not None:  # the event as a template relative to the tile's GM region (its pointer)
+                        region = ((src.buffer.id, src.byte_offset),)
+                        key = (self, *shared)
+                        if key in captured:
+                            bus.replay(ctx.core, key, [], gm=region)
+                            return
+                        bus.capture_begin(ctx.core)
                     read_layout, read_rows, read_cols, nbytes, writes, info = event
                     ctx.emit(Pipe.MTE2, self.op_name, nbytes=nbytes,
                              gm_reads=gm_region_access(src, read_layout, read_rows, read_cols),
                              local_writes=writes, info=info)
+                    if region is not None and bus.capture_end(ctx.core, key, region):
+                        captured.add(key)
                 return
         what = type(self).__name__
         rows, cols = layout_src.rows, layout_src.cols
@@ -136,6 +154,8 @@ class CopyGmToL1:
                              region_access(dst, layout_l1, *shape), {"rows": rows, "cols": cols, "dmas": dmas})
                     ctx.tile_cache[replay] = (None, None, None, None, _max_offset(layout_src, rows, cols, itemsize),
                                               event)
+                    if shared is not None:  # the other cores of the launch that only time repeat it too
+                        proven[shared] = ctx.tile_cache[replay]
         ctx = dst.ctx
         if ctx is not None and ctx.bus.instructions:
             read_layout, read_rows, read_cols = read
@@ -146,6 +166,15 @@ class CopyGmToL1:
                 local_writes=region_access(dst, layout_l1, *shape),
                 info={"rows": rows, "cols": cols, "dmas": dmas},
             )
+
+    def _proven(self, ctx) -> tuple[dict, set]:
+        """What the launch's cores share when every observer of instructions takes templates: the timing-only
+        plans of the geometries a core ran through the checking path, by the L1 arena's name and offset instead of
+        the arena (every core's arenas have the launch arch's sizes, so the checks one core made hold on another),
+        which a core that only times repeats; and the geometries whose event a core captured as a template, which
+        any core then replays (its L1 access stands for the core's own: observers that take templates time GM
+        reads, not L1 writes)."""
+        return ctx.launch_shared("proven GM->L1 copies", self, lambda: ({}, set()))
 
     def _whole_chunks(self, layout_src, rows: int, cols: int) -> bool:
         """Whether the copy is the plain ND->NZ (DN->ZN) DMA of a tile of whole 32-byte chunks (nothing to
