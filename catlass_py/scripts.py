@@ -97,8 +97,8 @@ def script_error(exc: BaseException, path) -> str:
     text = str(exc).splitlines()[0] if str(exc) else ""
     if isinstance(exc, SyntaxError):
         return f"SyntaxError: {exc.msg} (line {exc.lineno})"
-    target = str(pathlib.Path(path).resolve())
-    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if str(pathlib.Path(f.filename).resolve()) == target]
+    target = pathlib.Path(path).resolve()
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if pathlib.Path(f.filename).resolve() == target]
     where = f" (line {lines[-1]})" if lines else ""
     return f"{type(exc).__name__}{': ' + text if text else ''}{where}"
 

@@ -32,9 +32,9 @@ class LaunchParams:
     128 in the examples), for which one thread is fastest: idle BLAS worker threads spin and compete with
     the simulation (measured: ~25% faster on example 10, far more on a loaded machine). The count also fixes
     how BLAS sums a float product: float kernels give the same bits under the same count, from any thread.
-    ``None`` leaves the process setting alone (a float product may then round differently). An example's golden (:class:`catlass_py.runner.ExampleRun`) runs under the same
-    limit: its products are as small as the groups they cover. Needs ``threadpoolctl`` (a dependency);
-    restored when the launch (or the golden) ends."""
+    ``None`` leaves the process setting alone (a float product may then round differently). An example's
+    golden (:class:`catlass_py.runner.ExampleRun`) runs under the same limit: its products are as small as the
+    groups they cover. Needs ``threadpoolctl`` (a dependency); restored when the launch (or the golden) ends."""
 
     detect_races: bool = False
     """Check every pair of accesses to the same memory (GM, on-chip buffers, registers), from two cores or two
