@@ -197,6 +197,48 @@ def test_a_core_repeating_a_copy_another_core_proved_still_checks_its_bound():
     assert any(isinstance(key, tuple) and isinstance(key[0], CopyGmToL1) for key in cost._templates)
 
 
+def test_a_packed_copy_repeated_on_another_core_is_bounded_as_the_first_one():
+    # int4 (two elements a byte): the repeat's bound is gm_check's, in the same units, in every mode
+    from catlass_py.arch import ATLAS_A2, launch
+    from catlass_py.arch.memory import GlobalTensor
+    from catlass_py.gemm import GemmType
+    from catlass_py.layout import RowMajor, zN
+    from catlass_py.numerics import get_dtype
+    from catlass_py.tile import CopyGmToL1
+
+    class TwoCopies:
+        aiv = None
+
+        def __init__(self):
+            self.copy = CopyGmToL1(ATLAS_A2, GemmType("int4", RowMajor))
+            self.buf = GlobalBuffer.from_array(np.zeros(128, np.uint8), "a")
+
+        def aic(self, ctx, p):
+            l1 = ctx.resource.l1_buf.get_buffer_by_byte("int4", 0, 4096)
+            src = GlobalTensor(self.buf, 64 * ctx.core.block_idx, get_dtype("int4"))
+            self.copy(l1, src, zN.make_layout("int4", 2, 64), RowMajor(2, 64, 64))
+
+    errors = []
+    for numerics in (True, False):
+        for observers in ((), (CostModel(),)):
+            with pytest.raises(OutOfBoundsError, match="GM tensor 'a'") as exc:
+                launch(TwoCopies(), None, 2, observers=observers, options=LaunchParams(numerics=numerics))
+            errors.append(str(exc.value))
+    assert len(set(errors)) == 1 and errors[0].startswith("AIC 1")
+
+
+def test_a_sync_site_editor_sees_every_copy_a_cost_model_alone_would_take_as_a_template():
+    from catlass_py.tile.copy_gm_to_l1 import CopyGmToL1
+
+    runs = []
+    for record in (False, True):
+        cost = CostModel()
+        load_script("00_basic_matmul").run(["512", "512", "1024"], cores=4, observers=(cost,),
+                                          options=LaunchParams(numerics=False, record_sync_sites=record))
+        runs.append(any(isinstance(key, tuple) and isinstance(key[0], CopyGmToL1) for key in cost._templates))
+    assert runs == [True, False]
+
+
 def test_a_full_run_on_a_shape_only_operand_names_it():
     with pytest.raises(NoDataError, match="'a' is shape-only"):
         _basic_kernel_args(False).run(1)

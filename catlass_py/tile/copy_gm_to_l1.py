@@ -18,6 +18,7 @@ from catlass_py.gemm.gemm_type import GemmType
 from catlass_py.gemm.helper import l1_type as _l1_type
 from catlass_py.layout import ColumnMajor, PaddingColumnMajor, PaddingRowMajor, RowMajor, nZ, zN
 from catlass_py.tile._region import (
+    _flat_length,
     _max_offset,
     gm_check,
     gm_copy_plan,
@@ -88,12 +89,12 @@ class CopyGmToL1:
                       layout_dst._key(), layout_src.__class__, layout_src._key(), src.dtype.name)
             plan = ctx.tile_cache.get(replay)
             shared = None
-            if ctx.bus.templates:
+            if ctx.bus.templates and ctx._editor is None:  # (an editor counts every instruction a core issues)
                 proven, captured = self._proven(ctx)
                 shared = (dst.arena.name, *replay[2:])  # the geometry on any core of the launch
                 if plan is None and not dst.computes:
                     plan = proven.get(shared)
-            if plan is not None and plan[4] < src.size:
+            if plan is not None and plan[4] < _flat_length(src.dtype, src.size):  # gm_check's bound
                 lv, shape, strides, dtype, _, event = plan
                 if lv is not None:  # (None: a timing-only core's plan, checks and event only)
                     np.copyto(lv, np.ndarray(shape, dtype, buffer=src.buffer.raw, offset=src.byte_offset,
