@@ -94,12 +94,14 @@ def _load_file(path: pathlib.Path):
 def script_error(exc: BaseException, path) -> str:
     """``exc``, raised by the user's script at ``path``, in one line with where in the script it came from (the
     innermost line of the script in its traceback; a SyntaxError's own line)."""
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    if isinstance(exc, SyntaxError):
-        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
     target = pathlib.Path(path).resolve()
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if pathlib.Path(f.filename).resolve() == target]
     where = f" (line {lines[-1]})" if lines else ""
+    if isinstance(exc, SyntaxError) and exc.lineno is not None:  # where the parser stopped, in its own file
+        if exc.filename and pathlib.Path(exc.filename).resolve() != target:
+            return f"SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno}){where.replace('(', '(imported at ')}"
+        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+    text = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}{': ' + text if text else ''}{where}"
 
 

@@ -106,10 +106,13 @@ def test_a_user_scripts_own_error_is_one_line_naming_its_line(raiser, tmp_path, 
          "failed to load: ModuleNotFoundError: No module named 'no_such_module_here' (line 1)"),
         ("syntax.py", "def run(argv, **kw)\n    pass\n", "failed to load: SyntaxError: expected ':' (line 1)"),
         ("top.py", "x = 1\ny = 1 / 0\n", "failed to load: ZeroDivisionError: division by zero (line 2)"),
+        ("imports_bad.py", '"""doc"""\nimport bad_helper\n', "failed to load: SyntaxError: invalid syntax ("
+         f"{tmp_path / 'bad_helper.py'}, line 1) (imported at line 2)"),
     ]:
         path = tmp_path / name
         path.write_text(text)
         cases.append(([str(path)], expect))
+    (tmp_path / "bad_helper.py").write_text("def f(:\n    pass\n")
     for argv, expect in cases:
         assert cli.main(["run", *argv]) == 2
         err = capsys.readouterr().err

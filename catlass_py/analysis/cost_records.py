@@ -104,10 +104,16 @@ def compile_template(records: list, units: dict) -> Callable:
     make = _compiled.get(key)
     if make is None:
         make = _compiled[key] = _compile(key)
-        if len(_compiled) > _CACHE_SIZE:
-            _compiled.popitem(last=False)
+        while len(_compiled) > _CACHE_SIZE:
+            try:
+                _compiled.popitem(last=False)
+            except KeyError:  # emptied meanwhile by a launch in another thread
+                break
     else:
-        _compiled.move_to_end(key)
+        try:
+            _compiled.move_to_end(key)
+        except KeyError:  # dropped meanwhile by a launch in another thread: it has the function anyway
+            pass
     return make(*numbers)
 
 

@@ -127,7 +127,8 @@ class RayExecutor:
                     ray.init(num_cpus=num_cpus, **kwargs)
             except (ConnectionError, TimeoutError, RuntimeError) as exc:
                 where = f"the cluster at {address}" if address else "a local Ray instance"
-                raise ArgumentError(f"--ray: cannot start on {where}: {str(exc).splitlines()[0]}") from None
+                text = (str(exc).splitlines() or [type(exc).__name__])[0]
+                raise ArgumentError(f"--ray: cannot start on {where}: {text}") from None
             self._owned = True
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._remote = ray.remote(evaluate_batch)

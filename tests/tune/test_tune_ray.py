@@ -97,6 +97,9 @@ def test_an_address_nothing_answers_at_is_a_clear_error_not_a_wait(monkeypatch):
     fake.init = lambda **kw: (_ for _ in ()).throw(ConnectionError("no cluster found\nmore"))
     with pytest.raises(ArgumentError, match="--ray: cannot start on the cluster at auto: no cluster found$"):
         RayExecutor("auto")
+    fake.init = lambda **kw: (_ for _ in ()).throw(TimeoutError())
+    with pytest.raises(ArgumentError, match="--ray: cannot start on a local Ray instance: TimeoutError$"):
+        RayExecutor(None)
 
 
 @pytest.fixture(scope="module")
