@@ -456,32 +456,28 @@ class CostModel(PipeOrder):
         are the capturing core's events, queued as they are: the timing loop applies each to the core whose queue
         holds it (:meth:`_time_events`)."""
         records, slots, macs, gm_read, gm_write, reads, writes, macro = self._templates[key]
+        if times != 1 and (slots or reads or writes):
+            raise KernelError(f"CostModel: template {key!r} holds flags or GM accesses; it repeats one at a time")
+        q = self._core_queue(core)
         if macro >= 0:  # one _MACRO record and the replay's flag sequence numbers (cost_records)
-            if slots and times != 1:
-                raise KernelError(f"CostModel: template {key!r} holds flags; it repeats one at a time")
-            q = self._core_queue(core)
             for _ in range(times):
                 q.extend((_MACRO, macro, len(seqs), 0, -1))
                 q.extend(seqs)
-            self._macs += macs * times
-            self._gm_read += gm_read * times
-            self._gm_write += gm_write * times
-            return
-        if slots or reads or writes:
-            if times != 1:
-                raise KernelError(f"CostModel: template {key!r} holds flags or GM accesses; it repeats one at a time")
-            records = records.copy()
-            for j, seq in zip(slots, seqs):
-                records[j] = seq
-            if reads or writes:
-                if gm is None:
-                    raise KernelError(f"CostModel: template {key!r} accesses GM; its replay must name the GM regions")
-                for r, i, delta in reads:
-                    records[r], off = gm[i]
-                    records[r + 1] = off + delta
-                for j, regions in writes:
-                    records[j] = self._keep((tuple(gm[i][0] for i in regions), None))
-        self._core_queue(core).extend(records if times == 1 else records * times)
+        else:
+            if slots or reads or writes:
+                records = records.copy()
+                for j, seq in zip(slots, seqs):
+                    records[j] = seq
+                if reads or writes:
+                    if gm is None:
+                        raise KernelError(f"CostModel: template {key!r} accesses GM; its replay must name the GM "
+                                          "regions")
+                    for r, i, delta in reads:
+                        records[r], off = gm[i]
+                        records[r + 1] = off + delta
+                    for j, regions in writes:
+                        records[j] = self._keep((tuple(gm[i][0] for i in regions), None))
+            q.extend(records if times == 1 else records * times)
         self._macs += macs * times
         self._gm_read += gm_read * times
         self._gm_write += gm_write * times

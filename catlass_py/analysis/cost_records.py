@@ -51,14 +51,14 @@ MAX_RECORDS = 512
 
 _S = PIPE_INDEX[Pipe.S]
 _M = PIPE_INDEX[Pipe.M]
-_compiled: OrderedDict = OrderedDict()  # the records with their flag slots zeroed -> function (least recent first)
+_compiled: OrderedDict = OrderedDict()  # a template's steps (kinds, pipes, unit flags) -> _compile's maker (LRU)
 _CACHE_SIZE = 256
 
 
 def compilable(records: list, units: dict) -> bool:
     """Whether :func:`compile_template` takes ``records``: instructions that touch no GM (``_INSTR`` with ``x`` -1
     and numeric duration and landing), ``SetFlag``/``WaitFlag``, one-pipe barriers and the unit-flag instructions
-    ``units`` describes (``_EVENT``), from 2 up to :data:`MAX_RECORDS` of them."""
+    ``units`` describes (``_EVENT``), from 2 up to :data:`MAX_RECORDS` of them, one at least an instruction."""
     n = len(records)
     if n > 5 * MAX_RECORDS or n < 10 or n % 5:
         return False
